@@ -1,0 +1,308 @@
+"""Graph: GE's ComputeGraph. Nodes in topological order, a producer map and a users map.
+
+Tensors are named (SSA: one producer each). Three kinds of tensor: graph inputs (activations fed at run
+time), constants (initializers, kept apart, read-only arrays) and node outputs. Every tensor has a
+TensorDesc in `descs`. The graph is edited only through its methods, which keep the maps right and the
+order topological (in the style of torch.fx: insert_before/after, replace_all_uses, erase).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
+
+import numpy as np
+
+from ge_core.errors import GraphEditError
+from ge_core.ir.node import Node
+from ge_core.ir.tensor import TensorDesc, desc_of
+
+
+class Graph:
+    def __init__(self, name: str = "graph", opset: dict[str, int] | None = None) -> None:
+        self.name = name
+        self.opset: dict[str, int] = dict(opset or {"": 21})
+        self.inputs: list[str] = []
+        self.outputs: list[str] = []
+        self.constants: dict[str, np.ndarray] = {}
+        self.descs: dict[str, TensorDesc] = {}
+        self.input_dim_params: dict[str, tuple[int | str, ...]] = {}  # symbolic dims as written
+        self.metadata: dict[str, str] = {}
+        self._nodes: list[Node] = []
+        self._by_name: dict[str, Node] = {}
+        self._producer: dict[str, Node] = {}
+        self._uses: dict[str, list[Node]] = {}  # one entry per use (a node using x twice appears twice)
+
+    # ---- queries -------------------------------------------------------------------------------
+    @property
+    def nodes(self) -> Sequence[Node]:
+        """Nodes in topological order (a read-only view: edit through the graph's methods)."""
+        return tuple(self._nodes)
+
+    def __iter__(self) -> Iterator[Node]:
+        return iter(tuple(self._nodes))
+
+    def __len__(self) -> int:
+        return len(self._nodes)
+
+    def node(self, name: str) -> Node:
+        try:
+            return self._by_name[name]
+        except KeyError:
+            raise GraphEditError(f"graph '{self.name}' has no node named '{name}'.") from None
+
+    def has_node(self, name: str) -> bool:
+        return name in self._by_name
+
+    def producer(self, tensor: str) -> Node | None:
+        """The node producing `tensor`, or None for graph inputs and constants."""
+        return self._producer.get(tensor)
+
+    def users(self, tensor: str) -> list[Node]:
+        """Distinct nodes reading `tensor`, in graph order."""
+        seen: dict[int, Node] = {}
+        for user in self._uses.get(tensor, ()):
+            seen.setdefault(id(user), user)
+        return list(seen.values())
+
+    def num_uses(self, tensor: str) -> int:
+        """Uses by nodes plus one if it is a graph output: zero means nothing needs it."""
+        return len(self._uses.get(tensor, ())) + self.outputs.count(tensor)
+
+    def has_tensor(self, tensor: str) -> bool:
+        return tensor in self.descs
+
+    def desc(self, tensor: str) -> TensorDesc:
+        try:
+            return self.descs[tensor]
+        except KeyError:
+            raise GraphEditError(f"graph '{self.name}' has no tensor named '{tensor}'.") from None
+
+    def is_constant(self, tensor: str) -> bool:
+        return tensor in self.constants
+
+    def index_of(self, node: Node) -> int:
+        return self._nodes.index(node)
+
+    def input_descs(self, node: Node) -> list[TensorDesc | None]:
+        return [self.descs.get(t) if t else None for t in node.inputs]
+
+    def output_descs(self, node: Node) -> list[TensorDesc]:
+        return [self.descs[t] for t in node.outputs]
+
+    # ---- building ------------------------------------------------------------------------------
+    def add_input(self, name: str, desc: TensorDesc, dim_params: Sequence[int | str] | None = None) -> None:
+        self._claim_tensor(name, "graph input")
+        self.inputs.append(name)
+        self.descs[name] = desc
+        if dim_params is not None:
+            self.input_dim_params[name] = tuple(dim_params)
+
+    def add_constant(self, name: str, array: np.ndarray, desc: TensorDesc | None = None) -> None:
+        self._claim_tensor(name, "constant")
+        array = np.asarray(array)
+        array.flags.writeable = False  # shared by every snapshot: nobody may write into it
+        self.constants[name] = array
+        self.descs[name] = desc or desc_of(array)
+
+    def add_node(
+        self,
+        op_type: str,
+        inputs: Sequence[str],
+        outputs: Sequence[str],
+        attrs: dict[str, Any] | None = None,
+        *,
+        name: str | None = None,
+        descs: Sequence[TensorDesc] | None = None,
+        before: Node | None = None,
+        after: Node | None = None,
+        domain: str = "",
+        opset: int | None = None,
+        control_inputs: Sequence[str] = (),
+    ) -> Node:
+        """Create a node; placed before/after an anchor, else appended (valid: its outputs are new)."""
+        node_name = name or self.unique_node_name(op_type)
+        if node_name in self._by_name:
+            raise GraphEditError(f"cannot add node '{node_name}': a node with that name exists.")
+        for t in outputs:
+            self._claim_tensor(t, f"output of node '{node_name}'")
+        node = Node(node_name, op_type, tuple(inputs), tuple(outputs), dict(attrs or {}),
+                    tuple(control_inputs), domain, opset if opset is not None else self.opset.get(domain, 21))
+        if before is not None:
+            position = self._nodes.index(before)
+        elif after is not None:
+            position = self._nodes.index(after) + 1
+        else:
+            position = len(self._nodes)
+        self._nodes.insert(position, node)
+        self._link(node)
+        if descs is not None:
+            for t, d in zip(outputs, descs, strict=True):
+                self.descs[t] = d
+        return node
+
+    def insert_before(self, anchor: Node, op_type: str, inputs: Sequence[str], outputs: Sequence[str],
+                      attrs: dict[str, Any] | None = None, **kw: Any) -> Node:
+        return self.add_node(op_type, inputs, outputs, attrs, before=anchor, **kw)
+
+    def insert_after(self, anchor: Node, op_type: str, inputs: Sequence[str], outputs: Sequence[str],
+                     attrs: dict[str, Any] | None = None, **kw: Any) -> Node:
+        return self.add_node(op_type, inputs, outputs, attrs, after=anchor, **kw)
+
+    # ---- editing -------------------------------------------------------------------------------
+    def set_desc(self, tensor: str, desc: TensorDesc) -> None:
+        self.descs[tensor] = desc
+
+    def set_outputs(self, outputs: Iterable[str]) -> None:
+        outputs = list(outputs)
+        missing = [t for t in outputs if t not in self.descs]
+        if missing:
+            raise GraphEditError(f"cannot make {missing} graph outputs: no such tensors in '{self.name}'.")
+        self.outputs = outputs
+
+    def set_input(self, node: Node, index: int, tensor: str) -> None:
+        """Point input `index` of `node` at `tensor` ("" removes an optional input)."""
+        old = node.input(index)
+        if old:
+            self._uses[old].remove(node)
+        inputs = list(node.inputs) + [""] * (index + 1 - len(node.inputs))
+        inputs[index] = tensor
+        while inputs and not inputs[-1]:
+            inputs.pop()
+        node.inputs = tuple(inputs)
+        if tensor:
+            self._uses.setdefault(tensor, []).append(node)
+
+    def replace_all_uses(self, old: str, new: str) -> int:
+        """Make every reader of `old` (nodes and graph outputs) read `new`; returns how many changed."""
+        if new not in self.descs:
+            raise GraphEditError(f"cannot replace uses of '{old}' with '{new}': '{new}' does not exist.")
+        producer = self._producer.get(new)
+        users = self.users(old)
+        if producer is not None and users:
+            first_user = min(self._nodes.index(u) for u in users)
+            if self._nodes.index(producer) >= first_user:
+                raise GraphEditError(
+                    f"cannot replace uses of '{old}' with '{new}': '{new}' is produced by "
+                    f"'{producer.name}', after its first user '{self._nodes[first_user].name}'. "
+                    "Insert the producer earlier (insert_before the first user).")
+        count = 0
+        for user in users:
+            for i, t in enumerate(user.inputs):
+                if t == old:
+                    self.set_input(user, i, new)
+                    count += 1
+        for i, t in enumerate(self.outputs):
+            if t == old:
+                self.outputs[i] = new
+                count += 1
+        return count
+
+    def erase(self, node: Node) -> None:
+        """Remove a node. Refused while any of its outputs is still read or is a graph output."""
+        busy = {t: [u.name for u in self.users(t)] for t in node.outputs if self.num_uses(t)}
+        if busy:
+            detail = "; ".join(
+                f"'{t}' read by {users or []}{' and is a graph output' if t in self.outputs else ''}"
+                for t, users in busy.items())
+            raise GraphEditError(f"cannot erase node '{node.name}' ({node.op_type}): {detail}. "
+                                 "Replace those uses first (replace_all_uses).")
+        for t in node.inputs:
+            if t:
+                self._uses[t].remove(node)
+        for t in node.outputs:
+            self._producer.pop(t, None)
+            self._uses.pop(t, None)
+            self.descs.pop(t, None)
+        self._nodes.remove(node)
+        del self._by_name[node.name]
+
+    def remove_constant(self, name: str) -> None:
+        if self.num_uses(name):
+            raise GraphEditError(f"cannot remove constant '{name}': it is still used.")
+        del self.constants[name]
+        del self.descs[name]
+        self._uses.pop(name, None)
+
+    def remove_input(self, name: str) -> None:
+        if self.num_uses(name):
+            raise GraphEditError(f"cannot remove graph input '{name}': it is still used.")
+        self.inputs.remove(name)
+        self.descs.pop(name, None)
+        self.input_dim_params.pop(name, None)
+
+    def reorder(self, order: Sequence[Node]) -> None:
+        """Adopt a new node order (a permutation of the nodes); verify() checks it is topological."""
+        if len(order) != len(self._nodes) or {id(n) for n in order} != {id(n) for n in self._nodes}:
+            raise GraphEditError("reorder() needs a permutation of the graph's own nodes.")
+        self._nodes = list(order)
+
+    # ---- names ---------------------------------------------------------------------------------
+    def unique_node_name(self, base: str) -> str:
+        return _unique(base, self._by_name)
+
+    def unique_tensor_name(self, base: str) -> str:
+        return _unique(base, self.descs)
+
+    # ---- copying -------------------------------------------------------------------------------
+    def copy(self) -> Graph:
+        """An independent graph sharing immutable parts (descs, constant arrays, attribute values).
+
+        Cheap enough to snapshot a 10k-node graph after every pass: one Node object per node.
+        """
+        g = Graph(self.name, self.opset)
+        g.inputs = list(self.inputs)
+        g.outputs = list(self.outputs)
+        g.constants = dict(self.constants)
+        g.descs = dict(self.descs)
+        g.input_dim_params = dict(self.input_dim_params)
+        g.metadata = dict(self.metadata)
+        g._nodes = [n.clone() for n in self._nodes]
+        for n in g._nodes:
+            g._by_name[n.name] = n
+            g._link(n)
+        return g
+
+    # ---- checks and forms (implemented in sibling modules) -------------------------------------
+    def verify(self, *, check_shapes: bool = True) -> None:
+        """Raise VerifyError listing every broken invariant (order, dangling tensors, shapes, dtypes)."""
+        from ge_core.ir.verify import verify_graph
+
+        verify_graph(self, check_shapes=check_shapes)
+
+    def to_text(self) -> str:
+        from ge_core.ir.text import graph_to_text
+
+        return graph_to_text(self)
+
+    def to_json(self) -> dict[str, Any]:
+        from ge_core.ir.text import graph_to_json
+
+        return graph_to_json(self)
+
+    def __str__(self) -> str:
+        return self.to_text()
+
+    # ---- internals -----------------------------------------------------------------------------
+    def _claim_tensor(self, name: str, role: str) -> None:
+        if not name:
+            raise GraphEditError(f"a {role} needs a non-empty tensor name.")
+        if name in self._producer or name in self.constants or name in self.inputs:
+            raise GraphEditError(f"tensor '{name}' ({role}) is already defined in graph '{self.name}'.")
+
+    def _link(self, node: Node) -> None:
+        self._by_name[node.name] = node
+        for t in node.outputs:
+            self._producer[t] = node
+        for t in node.inputs:
+            if t:
+                self._uses.setdefault(t, []).append(node)
+
+
+def _unique(base: str, taken: dict[str, Any]) -> str:
+    if base not in taken:
+        return base
+    i = 1
+    while f"{base}_{i}" in taken:
+        i += 1
+    return f"{base}_{i}"

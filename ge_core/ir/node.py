@@ -1,0 +1,42 @@
+"""Node: GE's OpDesc plus its place in the graph (data inputs/outputs by tensor name, control edges).
+
+Inputs and outputs are tuples so that nobody edits them behind the graph's back: the graph keeps a
+users map, and only `Graph` methods change edges.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(slots=True, eq=False)
+class Node:
+    """One operator instance. `inputs` holds tensor names ("" for an omitted optional input)."""
+
+    name: str
+    op_type: str
+    inputs: tuple[str, ...]
+    outputs: tuple[str, ...]
+    attrs: dict[str, Any] = field(default_factory=dict)
+    control_inputs: tuple[str, ...] = ()  # names of nodes that must run first (ordering only)
+    domain: str = ""
+    opset: int = 21  # version of `domain` the node was written against
+
+    def attr(self, key: str, default: Any = None) -> Any:
+        return self.attrs.get(key, default)
+
+    def input(self, index: int) -> str:
+        """The tensor at input `index`, or "" when the optional input is absent."""
+        return self.inputs[index] if index < len(self.inputs) else ""
+
+    def has_input(self, index: int) -> bool:
+        return bool(self.input(index))
+
+    def clone(self) -> Node:
+        """A copy sharing immutable parts (tuples, attribute values); attrs dict is new."""
+        return Node(self.name, self.op_type, self.inputs, self.outputs, dict(self.attrs),
+                    self.control_inputs, self.domain, self.opset)
+
+    def __repr__(self) -> str:
+        return f"Node({self.name!r}, {self.op_type}, in={list(self.inputs)}, out={list(self.outputs)})"

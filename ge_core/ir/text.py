@@ -1,0 +1,104 @@
+"""Deterministic text and JSON forms of a Graph, used by tests, errors, dumps and the UI.
+
+    graph mlp (%x: f32[1,64]) {
+      const %w: f32[64,32]
+      %h = MatMul(%x, %w) : f32[1,32]
+      %y = Relu(%h) : f32[1,32]
+      return %y
+    }
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from ge_core.ir.graph import Graph
+    from ge_core.ir.node import Node
+
+
+def graph_to_text(graph: Graph) -> str:
+    ins = ", ".join(f"%{t}: {_desc_text(graph, t)}" for t in graph.inputs)
+    lines = [f"graph {graph.name} ({ins}) {{"]
+    lines += [f"  const %{t}: {_desc_text(graph, t)}" for t in graph.constants]
+    lines += ["  " + node_to_text(graph, n) for n in graph.nodes]
+    lines.append("  return " + ", ".join(f"%{t}" for t in graph.outputs))
+    lines.append("}")
+    return "\n".join(lines)
+
+
+def node_to_text(graph: Graph, node: Node) -> str:
+    outs = ", ".join(f"%{t}" for t in node.outputs)
+    args = ", ".join(f"%{t}" if t else "none" for t in node.inputs)
+    attrs = ""
+    if node.attrs:
+        attrs = " {" + ", ".join(f"{k}={format_attr(v)}" for k, v in sorted(node.attrs.items())) + "}"
+    ctrl = f" after [{', '.join(node.control_inputs)}]" if node.control_inputs else ""
+    types = ", ".join(_desc_text(graph, t) for t in node.outputs)
+    op = f"{node.domain}.{node.op_type}" if node.domain else node.op_type
+    label = "" if node.outputs and node.name == node.outputs[0] else f"  # {node.name}"
+    return f"{outs} = {op}({args}){attrs}{ctrl} : {types}{label}"
+
+
+def format_attr(value: Any) -> str:
+    if isinstance(value, np.ndarray):
+        if value.size <= 8:
+            return f"tensor<{value.dtype.name}{list(value.shape)}>{_flat(value)}"
+        return f"tensor<{value.dtype.name}{list(value.shape)}>"
+    if isinstance(value, float):
+        return f"{value:g}"
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(format_attr(v) for v in value) + "]"
+    if isinstance(value, str):
+        return repr(value)
+    if isinstance(value, bytes):
+        return repr(value.decode("utf-8", "replace"))
+    return str(value)
+
+
+def graph_to_json(graph: Graph) -> dict[str, Any]:
+    return {
+        "name": graph.name,
+        "opset": dict(graph.opset),
+        "inputs": [{"name": t, **graph.descs[t].to_json()} for t in graph.inputs],
+        "outputs": [{"name": t, **graph.descs[t].to_json()} for t in graph.outputs if t in graph.descs],
+        "constants": [{"name": t, **graph.descs[t].to_json()} for t in graph.constants],
+        "nodes": [
+            {
+                "name": n.name,
+                "op_type": n.op_type,
+                "domain": n.domain,
+                "inputs": list(n.inputs),
+                "outputs": [{"name": t, **graph.descs[t].to_json()} for t in n.outputs if t in graph.descs],
+                "attrs": {k: _json_attr(v) for k, v in sorted(n.attrs.items())},
+                "control_inputs": list(n.control_inputs),
+            }
+            for n in graph.nodes
+        ],
+    }
+
+
+def _json_attr(value: Any) -> Any:
+    if isinstance(value, np.ndarray):
+        if value.size <= 64:
+            return {"tensor": {"dtype": value.dtype.name, "shape": list(value.shape),
+                               "values": value.tolist()}}
+        return {"tensor": {"dtype": value.dtype.name, "shape": list(value.shape)}}
+    if isinstance(value, list | tuple):
+        return [_json_attr(v) for v in value]
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    if isinstance(value, int | float | str | bool) or value is None:
+        return value
+    return str(value)
+
+
+def _desc_text(graph: Graph, tensor: str) -> str:
+    desc = graph.descs.get(tensor)
+    return desc.text() if desc is not None else "<no desc>"
+
+
+def _flat(value: np.ndarray) -> str:
+    return "[" + ", ".join(format_attr(v) for v in value.reshape(-1).tolist()) + "]"

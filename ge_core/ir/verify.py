@@ -1,0 +1,80 @@
+"""graph.verify(): every structural invariant of a Graph, all problems reported at once.
+
+Structure (order, producers, dangling tensors, users map, control edges) is checked here. Whether each
+node's output descs match what its operator infers lives with the operators: `ge_core.ops` registers a
+checker through `register_shape_checker`, so the IR does not depend on the op registry.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from ge_core.errors import VerifyError
+
+if TYPE_CHECKING:
+    from ge_core.ir.graph import Graph
+
+ShapeChecker = Callable[["Graph"], list[str]]
+_shape_checker: ShapeChecker | None = None
+
+
+def register_shape_checker(checker: ShapeChecker) -> None:
+    global _shape_checker
+    _shape_checker = checker
+
+
+def verify_graph(graph: Graph, *, check_shapes: bool = True) -> None:
+    problems = structural_problems(graph)
+    if not problems and check_shapes and _shape_checker is not None:
+        problems = _shape_checker(graph)
+    if problems:
+        raise VerifyError(graph.name, problems)
+
+
+def structural_problems(graph: Graph) -> list[str]:
+    problems: list[str] = []
+    defined: set[str] = set(graph.inputs) | set(graph.constants)
+    for name in list(graph.inputs) + list(graph.constants):
+        if name not in graph.descs:
+            problems.append(f"tensor '{name}' has no TensorDesc")
+    clash = set(graph.inputs) & set(graph.constants)
+    problems += [f"tensor '{t}' is both a graph input and a constant" for t in sorted(clash)]
+    node_names: set[str] = set()
+    expected_uses: Counter[str] = Counter()
+    for node in graph.nodes:
+        for t in node.inputs:
+            if not t:
+                continue
+            expected_uses[t] += 1
+            if t not in defined:
+                where = "is produced later" if graph.producer(t) is not None else "is never produced"
+                problems.append(f"node '{node.name}' ({node.op_type}) reads '{t}', which {where}")
+        for c in node.control_inputs:
+            if c not in node_names:
+                problems.append(f"node '{node.name}' has a control edge from '{c}', which is not before it")
+        for t in node.outputs:
+            if t in defined:
+                problems.append(f"tensor '{t}' is defined twice (again by node '{node.name}')")
+            if graph.producer(t) is not node:
+                problems.append(f"producer map is stale for '{t}' (node '{node.name}')")
+            if t not in graph.descs:
+                problems.append(f"output '{t}' of node '{node.name}' has no TensorDesc")
+            defined.add(t)
+        node_names.add(node.name)
+    for t in graph.outputs:
+        if t not in defined:
+            problems.append(f"graph output '{t}' is not produced by any node, input or constant")
+    for t, count in expected_uses.items():
+        if graph.num_uses(t) - graph.outputs.count(t) != count:
+            problems.append(f"users map is stale for '{t}'")
+    for t, desc in graph.descs.items():
+        if any(d < -1 for d in desc.shape):
+            problems.append(f"tensor '{t}' has a negative dim in {list(desc.shape)}")
+    for name, array in graph.constants.items():
+        desc = graph.descs.get(name)
+        if desc is not None and tuple(array.shape) != desc.shape:
+            problems.append(f"constant '{name}' holds shape {list(array.shape)} but its desc says "
+                            f"{list(desc.shape)}")
+    return problems

@@ -1,0 +1,7 @@
+"""(being written) op family: movement."""
+
+from __future__ import annotations
+
+from ge_core.ops.registry import OpDef
+
+OPS: list[OpDef] = []
