@@ -70,7 +70,8 @@ class Graph:
         return len(self._uses.get(tensor, ())) + self.outputs.count(tensor)
 
     def has_tensor(self, tensor: str) -> bool:
-        return tensor in self.descs
+        """True for graph inputs, constants and node outputs (even before their desc is inferred)."""
+        return tensor in self.descs or tensor in self._producer
 
     def desc(self, tensor: str) -> TensorDesc:
         try:
@@ -80,6 +81,14 @@ class Graph:
 
     def is_constant(self, tensor: str) -> bool:
         return tensor in self.constants
+
+    def input_dims_text(self, name: str) -> list[str]:
+        """An input's dims as declared (symbolic names kept), for messages and summaries."""
+        params = self.input_dim_params.get(name)
+        if params is None:
+            return ["?" if d < 0 else str(d) for d in self.desc(name).shape]
+        shape = self.desc(name).shape
+        return [str(shape[i]) if i < len(shape) and shape[i] >= 0 else str(p) for i, p in enumerate(params)]
 
     def index_of(self, node: Node) -> int:
         return self._nodes.index(node)
@@ -155,7 +164,7 @@ class Graph:
 
     def set_outputs(self, outputs: Iterable[str]) -> None:
         outputs = list(outputs)
-        missing = [t for t in outputs if t not in self.descs]
+        missing = [t for t in outputs if not self.has_tensor(t)]
         if missing:
             raise GraphEditError(f"cannot make {missing} graph outputs: no such tensors in '{self.name}'.")
         self.outputs = outputs
@@ -175,7 +184,7 @@ class Graph:
 
     def replace_all_uses(self, old: str, new: str) -> int:
         """Make every reader of `old` (nodes and graph outputs) read `new`; returns how many changed."""
-        if new not in self.descs:
+        if not self.has_tensor(new):
             raise GraphEditError(f"cannot replace uses of '{old}' with '{new}': '{new}' does not exist.")
         producer = self._producer.get(new)
         users = self.users(old)

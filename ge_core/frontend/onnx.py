@@ -1,0 +1,280 @@
+"""ONNX -> GE Graph, with a legality check that reports every problem at once.
+
+`import_onnx` is lenient: it builds whatever graph it can and returns the problems it found (unsupported
+ops, dangling tensors, cycles, shape errors), which is what `inspect` and the UI show. `load_onnx` is the
+strict contract: the same import, refused with one error listing every problem if there is any.
+Constant nodes become graph constants, as GE's parser turns them into Const nodes.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import onnx
+
+from ge_core.errors import ModelError, UnsupportedOpError, UsageError
+from ge_core.frontend.input_shapes import InputShapes, parse_input_shapes
+from ge_core.frontend.onnx_reader import read_model, tensor_dtype_name
+from ge_core.frontend.onnx_tensors import tensor_to_array
+from ge_core.frontend.toposort import topo_order
+from ge_core.ir.graph import Graph
+from ge_core.ir.node import Node
+from ge_core.ir.tensor import TensorDesc, default_format
+from ge_core.ops import REGISTRY, infer_graph
+from ge_core.ops.registry import OpRegistry
+
+MIN_OPSET = 9
+MAX_OPSET = onnx.defs.onnx_opset_version()
+UNDEFINED = TensorDesc((), "undefined")  # desc of a tensor whose producer could not be inferred
+
+Source = str | os.PathLike[str] | bytes
+
+
+@dataclass
+class ImportResult:
+    graph: Graph
+    problems: list[str] = field(default_factory=list)
+    unsupported: list[tuple[str, str]] = field(default_factory=list)  # (node name, op type)
+    values: dict[str, np.ndarray] = field(default_factory=dict)  # small tensors known before running
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems and not self.unsupported
+
+    def error(self) -> ModelError:
+        lines = _group_unsupported(self.unsupported) + self.problems
+        if self.unsupported:
+            ops = sorted({op for _, op in self.unsupported})
+            return UnsupportedOpError(
+                f"model '{self.graph.name}' cannot run: {len(self.unsupported)} node(s) use unsupported "
+                f"operators ({', '.join(ops)}), and {len(self.problems)} other problem(s):",
+                problems=lines, hint="Replace those operators when exporting (or remove the nodes); "
+                                     "`inspect --json` lists the supported operators.")
+        return ModelError(f"model '{self.graph.name}' is refused: {len(lines)} problem(s) found:",
+                          problems=lines, hint="Fix the model, or set symbolic dims with --input-shape.")
+
+
+def load_onnx(source: Source | onnx.ModelProto, input_shapes: str | Mapping[str, Sequence[int]] | None = None,
+              *, registry: OpRegistry = REGISTRY, max_tensor_bytes: int | None = None) -> Graph:
+    """Load an ONNX model as a verified GE Graph, or raise one error that lists every problem."""
+    result = import_onnx(source, input_shapes, registry=registry, max_tensor_bytes=max_tensor_bytes)
+    if not result.ok:
+        raise result.error()
+    return result.graph
+
+
+def import_onnx(source: Source | onnx.ModelProto, input_shapes: str | Mapping[str, Sequence[int]] | None = None,
+                *, registry: OpRegistry = REGISTRY, max_tensor_bytes: int | None = None) -> ImportResult:
+    """Convert as much as possible; unreadable models still raise (nothing to show)."""
+    model = source if isinstance(source, onnx.ModelProto) else read_model(source)
+    shapes = parse_input_shapes(input_shapes)
+    builder = _Builder(model, shapes, registry)
+    result = builder.build()
+    inferred = infer_graph(result.graph, registry, max_tensor_bytes=max_tensor_bytes)
+    result.problems += inferred.problems
+    result.values = inferred.values
+    for node in result.graph.nodes:  # tensors left without a desc: unsupported or failed upstream
+        for t in node.outputs:
+            if t not in result.graph.descs:
+                result.graph.set_desc(t, UNDEFINED)
+    return result
+
+
+class _Builder:
+    def __init__(self, model: onnx.ModelProto, shapes: InputShapes, registry: OpRegistry) -> None:
+        self.model = model
+        self.shapes = dict(shapes)
+        self.registry = registry
+        self.opset = _opsets(model)
+        self.graph = Graph(model.graph.name or "main", self.opset)
+        self.problems: list[str] = []
+        self.unsupported: list[tuple[str, str]] = []
+
+    def build(self) -> ImportResult:
+        self._check_opset()
+        self._add_constants()
+        self._add_inputs()
+        nodes = self._convert_nodes()
+        self._add_nodes(nodes)
+        self._set_outputs()
+        for key, value in ((p.key, p.value) for p in self.model.metadata_props):
+            self.graph.metadata[key] = value
+        return ImportResult(self.graph, self.problems, self.unsupported)
+
+    def _check_opset(self) -> None:
+        version = self.opset.get("", 0)
+        if not MIN_OPSET <= version <= MAX_OPSET:
+            raise ModelError(f"model uses ai.onnx opset {version}; GE Workbench reads opsets {MIN_OPSET} to "
+                             f"{MAX_OPSET}.", hint="Convert it with onnx.version_converter.convert_version "
+                                                   "(e.g. to opset 13) and try again.")
+
+    def _add_constants(self) -> None:
+        for init in self.model.graph.initializer:
+            what = f"initializer '{init.name}'"
+            if not init.name:
+                self.problems.append("an initializer has no name")
+                continue
+            if init.name in self.graph.descs:
+                self.problems.append(f"{what} is defined twice")
+                continue
+            self.graph.add_constant(init.name, tensor_to_array(init, what))
+        for sparse in self.model.graph.sparse_initializer:
+            self.problems.append(f"sparse initializer '{sparse.values.name}' is not supported; densify it")
+
+    def _add_inputs(self) -> None:
+        known = [i.name for i in self.model.graph.input if i.name not in self.graph.constants]
+        unknown = sorted(set(self.shapes) - set(known))
+        if unknown:
+            raise UsageError(f"--input-shape names {unknown}, which are not inputs of the model.",
+                             hint=f"The model's inputs are: {', '.join(known) or '(none)'}.")
+        for value in self.model.graph.input:
+            if value.name in self.graph.constants:  # IR < 4: initializers are listed as inputs too
+                continue
+            if value.name in self.graph.descs:
+                self.problems.append(f"graph input '{value.name}' is declared twice")
+                continue
+            desc, params = self._input_desc(value)
+            self.graph.add_input(value.name, desc, params)
+
+    def _input_desc(self, value: onnx.ValueInfoProto) -> tuple[TensorDesc, list[int | str]]:
+        ttype = value.type.tensor_type
+        if not value.type.HasField("tensor_type"):
+            raise ModelError(f"graph input '{value.name}' is not a tensor (sequences, maps and optionals "
+                             "are not supported).")
+        dtype = tensor_dtype_name(ttype.elem_type) or "undefined"
+        if dtype == "undefined":
+            self.problems.append(f"graph input '{value.name}' has an unsupported or missing element type")
+        params: list[int | str] = []
+        for i, dim in enumerate(ttype.shape.dim):
+            if dim.HasField("dim_value"):
+                if dim.dim_value < 0:
+                    self.problems.append(f"graph input '{value.name}' has negative dim {dim.dim_value} "
+                                         f"at axis {i}")
+                params.append(int(dim.dim_value))
+            else:
+                params.append(dim.dim_param or "?")
+        given = self.shapes.get(value.name)
+        shape = [p if isinstance(p, int) else -1 for p in params]
+        if given is not None:
+            shape = self._apply_given(value.name, params, given)
+        elif not ttype.HasField("shape"):
+            self.problems.append(f"graph input '{value.name}' has no shape; give one with --input-shape")
+        desc = TensorDesc(tuple(shape), dtype, default_format(len(shape)), origin_shape=tuple(shape),
+                          origin_format=default_format(len(shape)))
+        return desc, params
+
+    def _apply_given(self, name: str, params: list[int | str], given: tuple[int, ...]) -> list[int]:
+        if params and len(params) != len(given):
+            raise UsageError(f"--input-shape gives input '{name}' {len(given)} dims {list(given)}, but the "
+                             f"model declares rank {len(params)}: {params}.")
+        for axis, (p, g) in enumerate(zip(params, given, strict=False)):
+            if isinstance(p, int) and p != g:
+                raise UsageError(f"--input-shape gives input '{name}' dim {g} at axis {axis}, but the model "
+                                 f"fixes it to {p}.", hint="Only symbolic dims can be set.")
+        return list(given)
+
+    def _convert_nodes(self) -> list[Node]:
+        nodes: list[Node] = []
+        names: set[str] = set()
+        for index, proto in enumerate(self.model.graph.node):
+            name = proto.name or f"{proto.op_type}_{index}"
+            while name in names:
+                name = f"{name}_{index}"
+            names.add(name)
+            attrs = self._attrs(proto, name)
+            outputs = tuple(t if t else f"{name}:unused{i}" for i, t in enumerate(proto.output))
+            while outputs and outputs[-1].startswith(f"{name}:unused"):
+                outputs = outputs[:-1]
+            domain = "" if proto.domain in ("", "ai.onnx") else proto.domain
+            nodes.append(Node(name, proto.op_type, tuple(proto.input), outputs, attrs, (), domain,
+                              self.opset.get(domain, 1)))
+        return nodes
+
+    def _attrs(self, proto: onnx.NodeProto, node_name: str) -> dict[str, Any]:
+        attrs: dict[str, Any] = {}
+        for attr in proto.attribute:
+            what = f"attribute '{attr.name}' of node '{node_name}'"
+            if attr.type == onnx.AttributeProto.TENSOR:
+                attrs[attr.name] = tensor_to_array(attr.t, what)
+            elif attr.type == onnx.AttributeProto.TENSORS:
+                attrs[attr.name] = [tensor_to_array(t, what) for t in attr.tensors]
+            elif attr.ref_attr_name:
+                self.problems.append(f"{what} refers to a function attribute, which is not supported")
+            else:
+                value = onnx.helper.get_attribute_value(attr)
+                attrs[attr.name] = _decode(value)
+        return attrs
+
+    def _add_nodes(self, nodes: list[Node]) -> None:
+        available = set(self.graph.inputs) | set(self.graph.constants)
+        order, problems = topo_order(nodes, available)
+        self.problems += problems
+        for node in order:
+            if node.op_type == "Constant" and not node.domain and self._fold_constant(node):
+                continue
+            if not self.registry.supports(node):
+                qualified = f"{node.domain}::{node.op_type}" if node.domain else node.op_type
+                self.unsupported.append((node.name, qualified))
+            self.graph.add_node(node.op_type, node.inputs, node.outputs, node.attrs, name=node.name,
+                                domain=node.domain, opset=node.opset)
+
+    def _fold_constant(self, node: Node) -> bool:
+        """Constant nodes become graph constants (GE's Const); their value is decoded by the op's kernel."""
+        op = self.registry.get("Constant")
+        if op is None or len(node.outputs) != 1:
+            return False
+        try:
+            (value,) = op.kernel(node, [])[:1]
+        except Exception as exc:
+            self.problems.append(f"node '{node.name}' (Constant): cannot decode its value ({exc})")
+            return False
+        self.graph.add_constant(node.outputs[0], np.asarray(value))
+        return True
+
+    def _set_outputs(self) -> None:
+        seen: set[str] = set()
+        outputs = []
+        for value in self.model.graph.output:
+            if value.name in seen:
+                self.problems.append(f"graph output '{value.name}' is listed twice")
+                continue
+            seen.add(value.name)
+            if not self.graph.has_tensor(value.name):
+                self.problems.append(f"graph output '{value.name}' is not produced by any node, input or "
+                                     "initializer")
+                continue
+            outputs.append(value.name)
+        if not outputs:
+            self.problems.append("the model has no usable graph outputs")
+        self.graph.set_outputs(outputs)
+
+
+def _group_unsupported(unsupported: list[tuple[str, str]]) -> list[str]:
+    """One line per unsupported operator, naming the nodes that use it."""
+    by_op: dict[str, list[str]] = {}
+    for node, op in unsupported:
+        by_op.setdefault(op, []).append(node)
+    lines = []
+    for op, nodes in by_op.items():
+        shown = ", ".join(f"'{n}'" for n in nodes[:3]) + (f" and {len(nodes) - 3} more" if len(nodes) > 3 else "")
+        lines.append(f"unsupported operator '{op}' used by {len(nodes)} node(s): {shown}")
+    return lines
+
+
+def _opsets(model: onnx.ModelProto) -> dict[str, int]:
+    opset = {("" if o.domain in ("", "ai.onnx") else o.domain): int(o.version) for o in model.opset_import}
+    if "" not in opset and model.ir_version < 3:
+        opset[""] = 1
+    return opset
+
+
+def _decode(value: Any) -> Any:
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    if isinstance(value, list):
+        return [_decode(v) for v in value]
+    return value

@@ -1,0 +1,58 @@
+"""ONNX's node conformance cases (onnx.backend.test.case.node) run through ge_core's frontend and executor.
+
+    from tests.ops.conformance import cases_for, run_case
+    @pytest.mark.parametrize("case", cases_for({"Relu", "Add"}), ids=lambda c: c.name)
+    def test_conformance(case): run_case(case)
+"""
+
+from __future__ import annotations
+
+import functools
+import warnings
+from collections.abc import Iterable
+
+import numpy as np
+from onnx.backend.test.case.test_case import TestCase
+
+import ge_core
+
+
+@functools.cache
+def all_cases() -> tuple[TestCase, ...]:
+    from onnx.backend.test.case.node import collect_testcases
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return tuple(c for c in collect_testcases(None) if c.model is not None)
+
+
+def cases_for(op_types: Iterable[str]) -> list[TestCase]:
+    """Cases whose every node (ignoring Constant) is one of `op_types`."""
+    requested = set(op_types)
+    wanted = requested | {"Constant"}
+    picked = []
+    for case in all_cases():
+        ops = {n.op_type for n in case.model.graph.node if n.domain in ("", "ai.onnx")}
+        domains = {n.domain for n in case.model.graph.node}
+        only_constant = ops == {"Constant"} and "Constant" not in requested
+        if ops and ops <= wanted and domains <= {"", "ai.onnx"} and not only_constant:
+            picked.append(case)
+    return picked
+
+
+def run_case(case: TestCase) -> None:
+    """Load the case's model with ge_core, run every data set, compare like ONNX's backend runner."""
+    graph = ge_core.load_onnx(case.model)
+    for inputs, expected in case.data_sets:
+        feeds = dict(zip(graph.inputs, inputs, strict=True))
+        outputs = ge_core.execute(graph, feeds)
+        for name, want in zip(graph.outputs, expected, strict=True):
+            got = outputs[name]
+            want = np.asarray(want)
+            assert got.dtype == want.dtype, f"{case.name}: output '{name}' dtype {got.dtype} != {want.dtype}"
+            assert got.shape == want.shape, f"{case.name}: output '{name}' shape {got.shape} != {want.shape}"
+            if want.dtype == object:
+                assert got.tolist() == want.tolist()
+            else:
+                np.testing.assert_allclose(got, want, rtol=case.rtol, atol=case.atol, equal_nan=True,
+                                           err_msg=f"{case.name}: output '{name}'")
