@@ -103,6 +103,9 @@ class _Builder:
         self._set_outputs()
         for key, value in ((p.key, p.value) for p in self.model.metadata_props):
             self.graph.metadata[key] = value
+        producer = f"{self.model.producer_name} {self.model.producer_version}".strip()
+        if producer:
+            self.graph.metadata["producer"] = producer
         return ImportResult(self.graph, self.problems, self.unsupported)
 
     def _check_opset(self) -> None:

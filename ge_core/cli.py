@@ -1,0 +1,141 @@
+"""`python -m ge_core VERB MODEL [options]`: inspect and run models from the command line.
+
+Exit codes: 0 success, 2 bad usage, 3 model refused. A refusal is a short paragraph on stderr naming the
+node/tensor and what to do; a traceback is printed only with --debug.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from ge_core.errors import GEError, UsageError
+from ge_core.frontend import import_onnx
+from ge_core.frontend.onnx import Source
+from ge_core.summary import summarize
+
+EXIT_INTERNAL = 1
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args))
+    except GEError as err:
+        if args.debug:
+            raise
+        print(f"ge_core {args.verb}: {err}", file=sys.stderr)
+        return err.exit_code
+    except MemoryError:
+        if args.debug:
+            raise
+        print(f"ge_core {args.verb}: ran out of memory. Use smaller input shapes.", file=sys.stderr)
+        return 3
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:  # a bug of ours: say so briefly, keep the traceback for --debug
+        if args.debug:
+            raise
+        print(f"ge_core {args.verb}: internal error ({type(exc).__name__}: {exc}). Rerun with --debug for the "
+              "traceback and please report it.", file=sys.stderr)
+        return EXIT_INTERNAL
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m ge_core", description="GE Workbench command line.")
+    verbs = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
+
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("model", help="an .onnx file, or sample:NAME for a bundled sample")
+    common.add_argument("--input-shape", "--input_shape", dest="input_shape", default="",
+                        help='ATC-style shapes for symbolic dims: "x:1,3,640,640;mask:1,128"')
+    common.add_argument("--debug", action="store_true", help="print tracebacks")
+
+    inspect = verbs.add_parser("inspect", parents=[common], help="summary: inputs, outputs, ops, problems")
+    inspect.add_argument("--json", action="store_true", help="print the summary as JSON")
+    inspect.set_defaults(func=cmd_inspect)
+
+    run = verbs.add_parser("run", parents=[common], help="run the model on the CPU executor")
+    run.add_argument("--inputs", help="an .npz file keyed by input name (default: seeded random inputs)")
+    run.add_argument("--outputs", help="write outputs to this .npz, keyed by graph output name")
+    run.add_argument("--seed", type=int, default=0, help="seed for random inputs (default 0)")
+    run.add_argument("--timings", action="store_true", help="print per-node and per-op wall times")
+    run.set_defaults(func=cmd_run)
+    return parser
+
+
+def cmd_inspect(args: argparse.Namespace) -> int:
+    result = import_onnx(_source(args.model), args.input_shape or None)
+    summary = summarize(result)
+    if args.json:
+        from ge_core.ops import REGISTRY
+
+        print(json.dumps(summary.to_json() | {"supported_ops": REGISTRY.supported()}, indent=2))
+    else:
+        print(summary.to_text())
+    if not result.ok:
+        print(f"ge_core inspect: {result.error()}", file=sys.stderr)
+        return 3
+    return 0
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from ge_core.frontend import load_onnx
+    from ge_core.runtime import Executor, random_feeds
+
+    graph = load_onnx(_source(args.model), args.input_shape or None)
+    feeds = _read_npz(args.inputs) if args.inputs else random_feeds(graph, args.seed)
+    result = Executor(graph).run(feeds)
+    for name, value in result.outputs.items():
+        print(f"{name}: {value.dtype}{list(value.shape)}  {_stats(value)}")
+    if args.outputs:
+        np.savez(args.outputs, **result.outputs)  # type: ignore[arg-type]
+        print(f"wrote {len(result.outputs)} output(s) to {args.outputs}")
+    total = sum(t.seconds for t in result.timings)
+    print(f"{len(result.timings)} nodes in {total * 1e3:.1f} ms; peak activations "
+          f"{result.peak_live_bytes / (1 << 20):.2f} MiB")
+    if args.timings:
+        from ge_core.runtime.timings import timing_table
+
+        print(timing_table(result.timings))
+    return 0
+
+
+def _source(model: str) -> Source:
+    if model.startswith("sample:"):
+        from ge_core.samples import sample_bytes
+
+        return sample_bytes(model.removeprefix("sample:"))
+    path = Path(model)
+    if not path.is_file():
+        raise UsageError(f"model file '{model}' not found.",
+                         hint="Give a path to an .onnx file, or sample:NAME (see the README for samples).")
+    return str(path)
+
+
+def _read_npz(path: str) -> dict[str, np.ndarray]:
+    if not Path(path).is_file():
+        raise UsageError(f"inputs file '{path}' not found.")
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            return {k: data[k] for k in data.files}
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"inputs file '{path}' is not a readable .npz ({exc}).",
+                         hint="Write it with numpy.savez(path, input_name=array, ...).") from None
+
+
+def _stats(value: np.ndarray) -> str:
+    if value.size == 0 or value.dtype.kind not in "biuf":
+        return ""
+    v = value.astype(np.float64)
+    return f"min {v.min():.6g}  max {v.max():.6g}  mean {v.mean():.6g}"
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,82 @@
+"""A model's summary: what `inspect` prints and the Model page shows."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from ge_core.frontend.onnx import ImportResult
+from ge_core.ir.graph import Graph
+
+
+@dataclass(frozen=True)
+class TensorInfo:
+    name: str
+    dtype: str
+    dims: list[str]  # symbolic names kept: ["batch", "3", "224", "224"]
+
+
+@dataclass
+class ModelSummary:
+    name: str
+    producer: str
+    opset: dict[str, int]
+    inputs: list[TensorInfo]
+    outputs: list[TensorInfo]
+    nodes: int
+    op_histogram: dict[str, int]
+    parameters: int  # elements held by constants
+    parameter_bytes: int
+    unsupported: dict[str, list[str]] = field(default_factory=dict)  # op -> nodes using it
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.unsupported and not self.problems
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self) | {"ok": self.ok}
+
+    def to_text(self) -> str:
+        lines = [f"model    {self.name}  ({self.producer or 'unknown producer'}, opset "
+                 + ", ".join(f"{d or 'ai.onnx'} {v}" for d, v in self.opset.items()) + ")"]
+        lines += [f"input    {t.name}: {t.dtype}[{', '.join(t.dims)}]" for t in self.inputs]
+        lines += [f"output   {t.name}: {t.dtype}[{', '.join(t.dims)}]" for t in self.outputs]
+        lines.append(f"nodes    {self.nodes}   parameters {self.parameters:,} ({_mib(self.parameter_bytes)})")
+        ops = sorted(self.op_histogram.items(), key=lambda kv: (-kv[1], kv[0]))
+        lines.append("ops      " + ", ".join(f"{op} x{n}" for op, n in ops))
+        for op, nodes in self.unsupported.items():
+            lines.append(f"UNSUPPORTED {op}: {len(nodes)} node(s): {', '.join(nodes[:5])}"
+                         + (" ..." if len(nodes) > 5 else ""))
+        lines += [f"PROBLEM  {p}" for p in self.problems]
+        return "\n".join(lines)
+
+
+def summarize(result: ImportResult) -> ModelSummary:
+    graph = result.graph
+    unsupported: dict[str, list[str]] = {}
+    for node, op in result.unsupported:
+        unsupported.setdefault(op, []).append(node)
+    return ModelSummary(
+        name=graph.name,
+        producer=graph.metadata.get("producer", ""),
+        opset=dict(graph.opset),
+        inputs=[TensorInfo(t, graph.desc(t).dtype, graph.input_dims_text(t)) for t in graph.inputs],
+        outputs=[_info(graph, t) for t in graph.outputs],
+        nodes=len(graph),
+        op_histogram=dict(Counter(n.op_type for n in graph.nodes)),
+        parameters=sum(int(a.size) for a in graph.constants.values()),
+        parameter_bytes=sum(int(a.nbytes) for a in graph.constants.values()),
+        unsupported=unsupported,
+        problems=list(result.problems),
+    )
+
+
+def _info(graph: Graph, tensor: str) -> TensorInfo:
+    desc = graph.desc(tensor)
+    return TensorInfo(tensor, desc.dtype, ["?" if d < 0 else str(d) for d in desc.shape])
+
+
+def _mib(n: int) -> str:
+    return f"{n / (1 << 20):.2f} MiB"
