@@ -120,7 +120,8 @@ def conv_bn_relu() -> onnx.ModelProto:
 def residual_block() -> onnx.ModelProto:
     b = Builder(seed=2)
     # Block 1: identity shortcut.
-    y = b.op("Relu", [b.bn(b.conv("x", "block1.conv1", 16, 16, 3, bias=False), "block1.bn1", 16)], "block1.relu1")
+    y = b.bn(b.conv("x", "block1.conv1", 16, 16, 3, bias=False), "block1.bn1", 16)
+    y = b.op("Relu", [y], "block1.relu1")
     y = b.bn(b.conv(y, "block1.conv2", 16, 16, 3, bias=False), "block1.bn2", 16)
     x = b.op("Relu", [b.op("Add", [y, "x"], "block1.add")], "block1.relu2")
     # Block 2: stride 2, 16 -> 32 channels, so the shortcut is a 1x1 projection with stride 2.
@@ -173,8 +174,8 @@ def transformer_encoder() -> onnx.ModelProto:
                                     "attn.batch"), axes0], "attn.batch_1d")
     seq = b.op("Unsqueeze", [b.op("Gather", [shape, b.const("attn.idx1", i64(1).reshape(()))],
                                   "attn.seq"), axes0], "attn.seq_1d")
-    split = b.op("Concat", [batch, seq, b.const("attn.heads", i64(heads)), b.const("attn.head_dim", i64(head_dim))],
-                 "attn.split_shape", axis=0)
+    split = b.op("Concat", [batch, seq, b.const("attn.heads", i64(heads)),
+                            b.const("attn.head_dim", i64(head_dim))], "attn.split_shape", axis=0)
     merge = b.op("Concat", [batch, seq, b.const("attn.dim", i64(dim))], "attn.merge_shape", axis=0)
 
     def project(name: str, perm: list[int]) -> str:
@@ -195,8 +196,8 @@ def transformer_encoder() -> onnx.ModelProto:
     x = _layer_norm_primitives(b, x, "ln1", dim)
     h = _gelu_erf(b, b.linear(x, "ffn.fc1", dim, 2 * dim), "ffn.gelu")
     y = b.op("Add", [b.linear(h, "ffn.fc2", 2 * dim, dim), x], "ffn.residual")
-    b.op("LayerNormalization", [y, b.uniform("ln2.weight", (dim,), 0.5, 1.5), b.randn("ln2.bias", (dim,), 0.1)],
-         "output", axis=-1, epsilon=1e-12)
+    gamma, beta = b.uniform("ln2.weight", (dim,), 0.5, 1.5), b.randn("ln2.bias", (dim,), 0.1)
+    b.op("LayerNormalization", [y, gamma, beta], "output", axis=-1, epsilon=1e-12)
     return b.model("transformer_encoder", [tensor("hidden", [1, "seq", dim]), tensor("mask", [1, "seq"])],
                    [tensor("output", [1, "seq", dim])],
                    "One post-LN BERT encoder layer as torch exports it (dynamic reshapes, Erf GELU).")

@@ -63,6 +63,8 @@ RTOL = 1e-4
 # opset used for the Paddle models: PaddleOCR's documented paddle2onnx command uses 11.
 PADDLE_OPSET = 11
 BERT_OPSET = 14
+GAIN_DET = 5.0  # last-layer gains: logits std ~2-4, so sigmoid/softmax outputs are far from uniform
+GAIN_REC = 4.0
 DYNAMO_OPSET = 18
 
 
@@ -180,7 +182,7 @@ def build_bert():
             elif "embeddings" in name:
                 p.copy_(0.5 * torch.randn(p.shape, generator=g))
             else:
-                p.copy_(0.08 * torch.randn(p.shape, generator=g))
+                p.copy_(0.1 * torch.randn(p.shape, generator=g))
     model.eval()
     return model, impl
 
@@ -591,18 +593,26 @@ def _paddle_layers():
     return DBNet, CRNN
 
 
-def _randomise_paddle(model, seed: int):
+def _randomise_paddle(model, seed: int, calib_shape: tuple[int, ...], head_gain: dict[str, float]):
+    """Give the model trained-looking, non-trivial parameters.
+
+    Paddle's default init plus BN statistics drawn at random leaves activations shrinking layer by
+    layer (a near-constant output says little about numerics).  So: randomise BN affine params and
+    LayerNorm params, calibrate every BN's running mean/var on a random batch (momentum 0 for one
+    train-mode pass), then perturb those statistics at random (var stays positive) so they are not
+    exactly the batch statistics, and scale the last layer up so the head produces confident,
+    varied probabilities.
+    """
     import paddle
     from paddle import nn
 
     rng = np.random.default_rng(seed)
+    bns = [m for m in model.sublayers() if isinstance(m, nn.BatchNorm2D)]
     for layer in model.sublayers():
         if isinstance(layer, nn.BatchNorm2D):
             c = layer.weight.shape[0]
             layer.weight.set_value((1.0 + 0.2 * rng.standard_normal(c)).astype("float32"))
-            layer.bias.set_value((0.1 * rng.standard_normal(c)).astype("float32"))
-            layer._mean.set_value((0.1 * rng.standard_normal(c)).astype("float32"))
-            layer._variance.set_value(rng.uniform(0.5, 1.5, c).astype("float32"))
+            layer.bias.set_value((0.2 * rng.standard_normal(c)).astype("float32"))
         elif isinstance(layer, nn.LayerNorm):
             c = layer.weight.shape[0]
             layer.weight.set_value((1.0 + 0.1 * rng.standard_normal(c)).astype("float32"))
@@ -610,8 +620,23 @@ def _randomise_paddle(model, seed: int):
         elif isinstance(layer, (nn.Linear, nn.Conv2D, nn.Conv2DTranspose)) and layer.bias is not None:
             b = layer.bias
             b.set_value((0.05 * rng.standard_normal(b.shape)).astype("float32"))
+    # calibrate BN statistics on one random batch
+    for bn in bns:
+        bn._momentum = 0.0
+    model.train()
+    with paddle.no_grad():
+        model(paddle.to_tensor(rng.standard_normal(calib_shape).astype("float32")))
+    for bn in bns:
+        bn._momentum = 0.9
+        c = bn._mean.shape[0]
+        mean, var = bn._mean.numpy(), bn._variance.numpy()
+        std = np.sqrt(np.maximum(var, 1e-4))
+        bn._mean.set_value((mean + 0.1 * std * rng.standard_normal(c)).astype("float32"))
+        bn._variance.set_value((np.maximum(var, 1e-4) * rng.uniform(0.8, 1.25, c)).astype("float32"))
+    for name, gain in head_gain.items():
+        w = dict(model.named_parameters())[name]
+        w.set_value(w.numpy() * gain)
     model.eval()
-    _ = paddle  # keep import for side effects on older paddle
 
 
 def export_paddle(kind: str) -> dict:
@@ -626,12 +651,15 @@ def export_paddle(kind: str) -> dict:
         name = "ocr_det_db_paddle.onnx"
         spec = [paddle.static.InputSpec(shape=[-1, 3, -1, -1], dtype="float32", name="x")]
         cases = [(1, 3, 64, 96), (2, 3, 96, 128)]
+        gain = {"head.conv3.weight": GAIN_DET}
     else:
         model = CRNN()
         name = "ocr_rec_crnn_paddle.onnx"
         spec = [paddle.static.InputSpec(shape=[-1, 3, 32, -1], dtype="float32", name="x")]
         cases = [(1, 3, 32, 100), (3, 3, 32, 160)]
-    _randomise_paddle(model, SEED + (1 if kind == "det" else 2))
+        gain = {"head.fc.weight": GAIN_REC}
+    _randomise_paddle(model, SEED + (1 if kind == "det" else 2), calib_shape=(4, *cases[1][1:]),
+                      head_gain=gain)
     path = OUT_DIR / name
 
     # The PaddleOCR flow: save a static inference model with jit.save, then paddle2onnx it.

@@ -54,8 +54,10 @@ class ImportResult:
                 f"operators ({', '.join(ops)}), and {len(self.problems)} other problem(s):",
                 problems=lines, hint="Replace those operators when exporting (or remove the nodes); "
                                      "`inspect --json` lists the supported operators.")
+        dynamic = any(not self.graph.desc(t).is_static for t in self.graph.inputs)
+        hint = "Fix the model" + (", or set its symbolic dims with --input-shape." if dynamic else ".")
         return ModelError(f"model '{self.graph.name}' is refused: {len(lines)} problem(s) found:",
-                          problems=lines, hint="Fix the model, or set symbolic dims with --input-shape.")
+                          problems=lines, hint=hint)
 
 
 def load_onnx(source: Source | onnx.ModelProto, input_shapes: str | Mapping[str, Sequence[int]] | None = None,

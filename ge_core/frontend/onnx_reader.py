@@ -61,8 +61,8 @@ def parse_model(data: bytes, origin: str) -> onnx.ModelProto:
     try:
         model.ParseFromString(data)
     except (DecodeError, ValueError, RuntimeError) as exc:
-        raise ModelError(f"{origin} is not a valid ONNX model (protobuf decoding failed: {exc}).",
-                         hint=_HINT_EXPORT) from None
+        raise ModelError(f"{origin} is not a valid ONNX model: protobuf decoding failed ({exc}); the data "
+                         "is corrupt, truncated or not ONNX at all.", hint=_HINT_EXPORT) from None
     if not model.HasField("graph") or (not model.graph.node and not model.graph.output):
         raise ModelError(f"{origin} decodes but holds no ONNX graph (no nodes, no outputs): it is "
                          "probably not an ONNX file, or it is truncated.", hint=_HINT_EXPORT)

@@ -183,11 +183,14 @@ class Graph:
             self._uses.setdefault(tensor, []).append(node)
 
     def replace_all_uses(self, old: str, new: str) -> int:
-        """Make every reader of `old` (nodes and graph outputs) read `new`; returns how many changed."""
+        """Make every reader of `old` (nodes and graph outputs) read `new`; returns how many changed.
+
+        The producer of `new` keeps reading `old` (so `t = Tanh(h); replace_all_uses(h, t)` wraps h).
+        """
         if not self.has_tensor(new):
             raise GraphEditError(f"cannot replace uses of '{old}' with '{new}': '{new}' does not exist.")
         producer = self._producer.get(new)
-        users = self.users(old)
+        users = [u for u in self.users(old) if u is not producer]
         if producer is not None and users:
             first_user = min(self._nodes.index(u) for u in users)
             if self._nodes.index(producer) >= first_user:

@@ -81,7 +81,7 @@ def _gelu(node: Node, x: np.ndarray) -> np.ndarray:
     if node.attr("approximate", "none") == "tanh":
         inner = math.sqrt(2.0 / math.pi) * (x + 0.044715 * x * x * x)
         return 0.5 * x * (1.0 + np.tanh(inner))
-    return (0.5 * x * (1.0 + erf(x / math.sqrt(2.0)))).astype(x.dtype)
+    return 0.5 * x * (1.0 + erf(x / math.sqrt(2.0)))
 
 
 def _elu(node: Node, x: np.ndarray) -> np.ndarray:
@@ -106,10 +106,6 @@ def _hard_sigmoid(node: Node, x: np.ndarray) -> np.ndarray:
 
 def _unary(fn: Callable[[np.ndarray], np.ndarray]) -> KernelFn:
     return float_kernel(lambda node, x: fn(x))
-
-
-def _with_attrs(fn: Callable[[Node, np.ndarray], np.ndarray]) -> KernelFn:
-    return float_kernel(fn)
 
 
 # ---- Clip -----------------------------------------------------------------------------------------
@@ -186,7 +182,7 @@ OPS: list[OpDef] = [
     # tanh(x)
     OpDef("Tanh", Category.ELEMENTWISE, _FLOAT, _unary(np.tanh), elementwise_cost(1)),
     # clamp(alpha * x + beta, 0, 1)
-    OpDef("HardSigmoid", Category.ELEMENTWISE, _FLOAT, _with_attrs(_hard_sigmoid), elementwise_cost(4)),
+    OpDef("HardSigmoid", Category.ELEMENTWISE, _FLOAT, float_kernel(_hard_sigmoid), elementwise_cost(4)),
     # x * clamp(x / 6 + 1/2, 0, 1)
     OpDef("HardSwish", Category.ELEMENTWISE, _FLOAT, _unary(lambda x: x * np.clip(x / 6 + 0.5, 0, 1)),
           elementwise_cost(5)),
@@ -194,26 +190,27 @@ OPS: list[OpDef] = [
     OpDef("Clip", Category.ELEMENTWISE, _clip_infer, _clip, elementwise_cost(2)),
     # x if x >= 0 else alpha * x
     OpDef("LeakyRelu", Category.ELEMENTWISE, _FLOAT,
-          _with_attrs(lambda node, x: np.where(x < 0, node.attr("alpha", 0.01) * x, x)), elementwise_cost(2)),
+          float_kernel(lambda node, x: np.where(x < 0, node.attr("alpha", 0.01) * x, x)),
+          elementwise_cost(2)),
     # x if x >= 0 else alpha * (exp(x) - 1)
-    OpDef("Elu", Category.ELEMENTWISE, _FLOAT, _with_attrs(_elu), elementwise_cost(3)),
+    OpDef("Elu", Category.ELEMENTWISE, _FLOAT, float_kernel(_elu), elementwise_cost(3)),
     # gamma * (x if x > 0 else alpha * (exp(x) - 1))
-    OpDef("Selu", Category.ELEMENTWISE, _FLOAT, _with_attrs(_selu), elementwise_cost(4)),
+    OpDef("Selu", Category.ELEMENTWISE, _FLOAT, float_kernel(_selu), elementwise_cost(4)),
     # max(0, x) + min(0, alpha * (exp(x / alpha) - 1))
-    OpDef("Celu", Category.ELEMENTWISE, _FLOAT, _with_attrs(_celu), elementwise_cost(6)),
+    OpDef("Celu", Category.ELEMENTWISE, _FLOAT, float_kernel(_celu), elementwise_cost(6)),
     # log(1 + exp(x))
     OpDef("Softplus", Category.ELEMENTWISE, _FLOAT, _unary(_softplus), elementwise_cost(3)),
     # x / (1 + |x|)
     OpDef("Softsign", Category.ELEMENTWISE, _FLOAT, _unary(lambda x: x / (1 + np.abs(x))),
           elementwise_cost(3)),
     # 0.5 * x * (1 + erf(x / sqrt(2))), or the tanh approximation
-    OpDef("Gelu", Category.ELEMENTWISE, _gelu_infer, _with_attrs(_gelu), elementwise_cost(8)),
+    OpDef("Gelu", Category.ELEMENTWISE, _gelu_infer, float_kernel(_gelu), elementwise_cost(8)),
     # x * tanh(softplus(x))
     OpDef("Mish", Category.ELEMENTWISE, _FLOAT, _unary(lambda x: x * np.tanh(_softplus(x))),
           elementwise_cost(5)),
     # x if x > alpha else 0
     OpDef("ThresholdedRelu", Category.ELEMENTWISE, _FLOAT,
-          _with_attrs(lambda node, x: np.where(x > node.attr("alpha", 1.0), x, 0)), elementwise_cost(1)),
+          float_kernel(lambda node, x: np.where(x > node.attr("alpha", 1.0), x, 0)), elementwise_cost(1)),
     # x if x >= 0 else slope * x, slope broadcast to x
     OpDef("PRelu", Category.BROADCAST, _prelu_infer, _prelu, elementwise_cost(2)),
     # the Gauss error function

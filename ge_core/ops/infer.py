@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ge_core.errors import GEError
+from ge_core.errors import GEError, ShapeError
 from ge_core.ir.graph import Graph
 from ge_core.ir.node import Node
 from ge_core.ir.tensor import TensorDesc
@@ -45,7 +45,8 @@ def infer_graph(graph: Graph, registry: OpRegistry, *, apply: bool = True,
         try:
             outs = _infer_node(node, op, operands, max_tensor_bytes)
         except GEError as err:
-            result.problems.append(str(err))
+            # a ShapeError's hint is generic; the list gets one hint at its end
+            result.problems.append(err.message if isinstance(err, ShapeError) else str(err))
             result.errors.append(err)
             continue
         for t, d in zip(node.outputs, outs, strict=False):
@@ -66,13 +67,9 @@ def _infer_node(node: Node, op: OpDef, operands: list[Operand | None],
     except GEError:
         raise
     except Exception as exc:  # an op's infer tripping over a malformed attribute is still the model's fault
-        from ge_core.errors import ShapeError
-
         shapes = [o.desc.shape if o else None for o in operands]
         raise ShapeError(node.name, node.op_type, shapes, f"invalid attributes or inputs ({exc})") from exc
     if len(outs) < len([t for t in node.outputs if t]):
-        from ge_core.errors import ShapeError
-
         raise ShapeError(node.name, node.op_type, [o.desc.shape if o else None for o in operands],
                          f"declares {len(node.outputs)} outputs but the operator produces {len(outs)}")
     for t, d in zip(node.outputs, outs, strict=False):

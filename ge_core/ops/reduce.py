@@ -7,6 +7,7 @@ opset 18; `noop_with_empty_axes` (same versions) turns "no axes" from "reduce ev
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -22,7 +23,7 @@ from ge_core.ops.common import (
     require_inputs,
     shape_error,
 )
-from ge_core.ops.registry import Category, Cost, OpDef, Operand
+from ge_core.ops.registry import Category, Cost, CostFn, OpDef, Operand
 
 ReduceFn = Callable[[np.ndarray, tuple[int, ...]], np.ndarray]
 
@@ -110,7 +111,7 @@ def _mean(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
 def _extreme(x: np.ndarray, axes: tuple[int, ...], *, largest: bool) -> np.ndarray:
     """Max/Min; over an empty set they give the identity (-inf/+inf, or the int/bool bounds)."""
     if x.dtype == np.bool_:
-        initial: object = not largest
+        initial: Any = not largest
     elif x.dtype.kind == "f":
         initial = -np.inf if largest else np.inf
     else:
@@ -166,7 +167,7 @@ def _reduce(node: Node, inputs: list[np.ndarray | None]) -> list[np.ndarray]:
     return [np.asarray(out).astype(x.dtype, copy=False)]
 
 
-def _reduce_cost(flops_per_input: int):  # type: ignore[no-untyped-def]
+def _reduce_cost(flops_per_input: int) -> CostFn:
     """A reduction touches every input element: `flops_per_input` FLOPs each."""
 
     def cost(node: Node, inputs: list[TensorDesc | None], outputs: list[TensorDesc]) -> Cost:
