@@ -16,7 +16,16 @@ import numpy as np
 
 from ge_core.ir.node import Node
 from ge_core.ir.tensor import TensorDesc
-from ge_core.ops.common import UNK, io_bytes, make_desc, operand, optional, require_inputs, same_dtype, shape_error
+from ge_core.ops.common import (
+    UNK,
+    io_bytes,
+    make_desc,
+    operand,
+    optional,
+    require_inputs,
+    same_dtype,
+    shape_error,
+)
 from ge_core.ops.registry import Category, Cost, OpDef, Operand
 from ge_core.ops.spatial import (
     Window,
@@ -154,7 +163,7 @@ def _im2col_conv(xp: np.ndarray, w: np.ndarray, group: int, win: Window) -> np.n
     n, c = xp.shape[:2]
     cols = np.empty((n, c, *win.kernel, *win.out), dtype=xp.dtype)
     for offset in win.positions():
-        cols[(slice(None), slice(None), *offset)] = xp[win.taps(offset)]
+        cols[(slice(None), slice(None), *offset)] = xp[win.taps(offset)]  # type: ignore[index]
     return _gemm(cols.reshape(n, group, -1, math.prod(win.out)), w, group, win.out)
 
 
@@ -262,7 +271,7 @@ def _infer_conv_transpose(node: Node, operands: list[Operand | None]) -> list[Te
 def _conv_transpose(node: Node, inputs: list[np.ndarray | None]) -> list[np.ndarray]:
     x, w, b = inputs[0], inputs[1], (inputs[2] if len(inputs) > 2 else None)
     assert x is not None and w is not None
-    win, group, cout = _transpose_geometry(node, operands_of(inputs))
+    win, group, _ = _transpose_geometry(node, operands_of(inputs))
     assert win is not None
     dt = compute_dtype(x.dtype)
     y = conv_transpose_forward(x.astype(dt, copy=False), w.astype(dt, copy=False), group, win)

@@ -228,7 +228,8 @@ def _infer_lrn(node: Node, operands: list[Operand | None]) -> list[TensorDesc]:
 
 
 def _lrn(node: Node, inputs: list[np.ndarray | None]) -> list[np.ndarray]:
-    """y = x / (bias + alpha / size * sum of x^2 over channels [c - (size-1)//2, c + ceil((size-1)/2)])^beta."""
+    """y = x / (bias + alpha / size * square_sum)^beta, where square_sum adds x^2 over the channels
+    [c - floor((size-1)/2), c + ceil((size-1)/2)] clipped to the valid range."""
     (x,) = inputs
     assert x is not None
     size = int(node.attr("size"))

@@ -102,6 +102,11 @@ def like_array(a: np.ndarray) -> TensorDesc:
     return make_desc(a.shape, "str" if a.dtype.kind in "OUS" else a.dtype.name)
 
 
+def operands_of(inputs: list[np.ndarray | None]) -> list[Operand | None]:
+    """Operands for a kernel's runtime arrays, so kernels reuse the infer helpers (and their errors)."""
+    return [None if a is None else Operand(like_array(a), a) for a in inputs]
+
+
 # ---- Flatten -------------------------------------------------------------------------------------
 def _infer_flatten(node: Node, operands: list[Operand | None]) -> list[TensorDesc]:
     require_inputs(node, operands, 1, 1)

@@ -44,9 +44,9 @@ class Window:
     def taps(self, offset: Sequence[int], start: Sequence[int] = ()) -> tuple[slice, ...]:
         """Slices of a padded input that kernel `offset` reads for every output position."""
         start = tuple(start) or (0,) * len(offset)
-        return (slice(None), slice(None)) + tuple(
-            slice(s + i * d, s + i * d + (o - 1) * st + 1, st)
-            for s, i, d, o, st in zip(start, offset, self.dilations, self.out, self.strides, strict=True))
+        taps = (slice(s + i * d, s + i * d + (o - 1) * st + 1, st)
+                for s, i, d, o, st in zip(start, offset, self.dilations, self.out, self.strides, strict=True))
+        return (slice(None), slice(None), *taps)
 
 
 def dilated_span(kernel: int, dilation: int) -> int:
