@@ -66,6 +66,11 @@ def _relu(node: Node, inputs: list[np.ndarray | None]) -> list[np.ndarray]:
     return [np.maximum(x, x.dtype.type(0))]
 
 
+def _attr(node: Node, name: str, default: float) -> float:
+    """A float attribute; ONNX stores them as float32, so defaults are rounded the same way (as ORT)."""
+    return float(np.float32(node.attr(name, default)))
+
+
 def _sigmoid(x: np.ndarray) -> np.ndarray:
     """1 / (1 + exp(-x)) without overflow: exp only ever sees -|x|."""
     e = np.exp(-np.abs(x))
@@ -85,23 +90,23 @@ def _gelu(node: Node, x: np.ndarray) -> np.ndarray:
 
 
 def _elu(node: Node, x: np.ndarray) -> np.ndarray:
-    alpha = node.attr("alpha", 1.0)
+    alpha = _attr(node, "alpha", 1.0)
     return np.where(x < 0, alpha * np.expm1(np.minimum(x, 0)), x)
 
 
 def _selu(node: Node, x: np.ndarray) -> np.ndarray:
-    alpha = node.attr("alpha", 1.67326319217681884765625)
-    gamma = node.attr("gamma", 1.05070102214813232421875)
+    alpha = _attr(node, "alpha", 1.67326319217681884765625)
+    gamma = _attr(node, "gamma", 1.05070102214813232421875)
     return gamma * np.where(x <= 0, alpha * np.expm1(np.minimum(x, 0)), x)
 
 
 def _celu(node: Node, x: np.ndarray) -> np.ndarray:
-    alpha = node.attr("alpha", 1.0)
+    alpha = _attr(node, "alpha", 1.0)
     return np.maximum(x, 0) + np.minimum(0, alpha * np.expm1(np.minimum(x, 0) / alpha))
 
 
 def _hard_sigmoid(node: Node, x: np.ndarray) -> np.ndarray:
-    return np.clip(node.attr("alpha", 0.2) * x + node.attr("beta", 0.5), 0, 1)
+    return np.clip(_attr(node, "alpha", 0.2) * x + _attr(node, "beta", 0.5), 0, 1)
 
 
 def _unary(fn: Callable[[np.ndarray], np.ndarray]) -> KernelFn:
@@ -190,7 +195,7 @@ OPS: list[OpDef] = [
     OpDef("Clip", Category.ELEMENTWISE, _clip_infer, _clip, elementwise_cost(2)),
     # x if x >= 0 else alpha * x
     OpDef("LeakyRelu", Category.ELEMENTWISE, _FLOAT,
-          float_kernel(lambda node, x: np.where(x < 0, node.attr("alpha", 0.01) * x, x)),
+          float_kernel(lambda node, x: np.where(x < 0, _attr(node, "alpha", 0.01) * x, x)),
           elementwise_cost(2)),
     # x if x >= 0 else alpha * (exp(x) - 1)
     OpDef("Elu", Category.ELEMENTWISE, _FLOAT, float_kernel(_elu), elementwise_cost(3)),
@@ -210,7 +215,7 @@ OPS: list[OpDef] = [
           elementwise_cost(5)),
     # x if x > alpha else 0
     OpDef("ThresholdedRelu", Category.ELEMENTWISE, _FLOAT,
-          float_kernel(lambda node, x: np.where(x > node.attr("alpha", 1.0), x, 0)), elementwise_cost(1)),
+          float_kernel(lambda node, x: np.where(x > _attr(node, "alpha", 1.0), x, 0)), elementwise_cost(1)),
     # x if x >= 0 else slope * x, slope broadcast to x
     OpDef("PRelu", Category.BROADCAST, _prelu_infer, _prelu, elementwise_cost(2)),
     # the Gauss error function

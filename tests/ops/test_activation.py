@@ -61,7 +61,11 @@ def test_unary_float32_matches_oracles(case: tuple[str, dict[str, object], int])
 def test_unary_float16_and_float64(case: tuple[str, dict[str, object], int]) -> None:
     op, attrs, opset = case
     opset = max(opset, 13) if op != "Gelu" else opset
-    check(op, [X.astype(np.float64)], attrs, opset, oracle="reference", rtol=1e-12, atol=1e-13)
+    # onnx.reference expands the function ops HardSwish and Gelu with float32 constants (1/6, 0.044715...)
+    # and computes Erf in float32: those float64 results are checked against math.erf below instead
+    if op not in ("Erf", "Gelu") or attrs:
+        rtol = 1e-6 if op in ("HardSwish", "Gelu") else 1e-12
+        check(op, [X.astype(np.float64)], attrs, opset, oracle="reference", rtol=rtol, atol=1e-13)
     # float16: we compute in float32 and round once; the oracle is the float64 result rounded to float16
     # (onnx.reference itself fails on float16 for some ops, e.g. HardSigmoid returns float32)
     x16 = X.astype(np.float16)
@@ -74,10 +78,10 @@ def test_unary_float16_and_float64(case: tuple[str, dict[str, object], int]) -> 
 def test_extreme_values_do_not_overflow() -> None:
     x = np.array([-1e30, -100.0, -0.0, 0.0, 100.0, 1e30, np.inf, -np.inf, np.nan], dtype=np.float32)
     (sig,) = run_ge("Sigmoid", [x])
-    np.testing.assert_array_equal(sig[:-1], [0, 0, 0.5, 0.5, 1, 1, 1, 0])
+    np.testing.assert_allclose(sig[:-1], [0, 3.7835e-44, 0.5, 0.5, 1, 1, 1, 0], rtol=1e-3, atol=0)
     assert np.isnan(sig[-1])
     (sp,) = run_ge("Softplus", [x])
-    np.testing.assert_allclose(sp[:6], [0, 0, math.log(2), math.log(2), 100, 1e30], rtol=1e-6)
+    np.testing.assert_allclose(sp[:6], [0, 3.7835e-44, math.log(2), math.log(2), 100, 1e30], rtol=1e-4)
     (mish,) = run_ge("Mish", [x])
     np.testing.assert_allclose(mish[:6], [0, 0, 0, 0, 100, 1e30], rtol=1e-6, atol=1e-30)
     for op in ("Elu", "Selu", "Celu", "Gelu"):
@@ -87,8 +91,8 @@ def test_extreme_values_do_not_overflow() -> None:
 
 def test_relu_integers() -> None:
     x = np.array([[-3, 0, 5], [127, -128, 1]], dtype=np.int8)
-    check("Relu", [x], opset=14)
-    check("Relu", [x.astype(np.int64)], opset=14)
+    check("Relu", [x], opset=14, oracle="reference")  # ORT has no int8 Relu kernel
+    check("Relu", [x.astype(np.int32)], opset=14)
 
 
 # ---- Clip -----------------------------------------------------------------------------------------
@@ -191,6 +195,16 @@ def test_erf_matches_math_erf() -> None:
     assert np.signbit(erf(np.array([-0.0])))[0]
 
 
+def test_erf_and_gelu_float64() -> None:
+    x = X.astype(np.float64).reshape(-1)
+    exact = np.array([math.erf(v) for v in x])
+    (got,) = run_ge("Erf", [x], opset=13)
+    np.testing.assert_allclose(got, exact, rtol=1e-13, atol=0)
+    (gelu,) = run_ge("Gelu", [x], opset=20)
+    np.testing.assert_allclose(gelu, 0.5 * x * (1 + np.array([math.erf(v / math.sqrt(2)) for v in x])),
+                               rtol=1e-13, atol=1e-14)  # 1 + erf cancels for x << 0 in both
+
+
 def test_erf_float32_accuracy() -> None:
     x = RNG.standard_normal(100_000).astype(np.float32) * 3
     (got,) = run_ge("Erf", [x], opset=13)
@@ -201,7 +215,7 @@ def test_erf_float32_accuracy() -> None:
 
 def test_erf_integer_input() -> None:
     x = np.array([-3, -1, 0, 1, 9], dtype=np.int64)
-    check("Erf", [x], opset=13, oracle="onnxruntime")
+    check("Erf", [x], opset=13, oracle="reference")  # ORT refuses integer Erf, ONNX allows it
 
 
 # ---- ONNX conformance -----------------------------------------------------------------------------

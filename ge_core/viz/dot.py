@@ -1,0 +1,179 @@
+"""DOT text of a GE Graph, drawn by `st.graphviz_chart` in the browser (Graphviz compiled to wasm).
+
+Pure string building: no Graphviz binary is run here. Op nodes are boxes coloured by fusion category;
+graph inputs and outputs are ellipses. Constants are not drawn (a ResNet has hundreds of weights):
+each op lists the constants it reads inside its own box instead.
+
+Node ids are hashes of node names, so a node keeps its id across passes and views, and no user-written
+name ever reaches the DOT source unescaped: labels are HTML-like (`html.escape`), tooltips are quoted
+strings with backslashes and quotes escaped.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import html
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import onnx
+
+from ge_core.ir.graph import Graph
+from ge_core.ir.node import Node
+from ge_core.ir.tensor import SHORT_DTYPE, TensorDesc
+from ge_core.ops import REGISTRY, Category
+
+CATEGORY_COLOURS: dict[Category, str] = {
+    Category.CUBE: "#f6b26b",  # Conv/MatMul: the heavy hitters stand out
+    Category.ELEMENTWISE: "#b6e3c6",
+    Category.BROADCAST: "#a4d4e6",
+    Category.INJECTIVE: "#d5c4ec",
+    Category.REDUCE: "#ffe08a",
+    Category.OPAQUE: "#d9d9d9",
+}
+UNSUPPORTED_FILL = "#f7a1a1"
+UNSUPPORTED_BORDER = "#c62828"
+INPUT_FILL = "#e3ecfa"
+OUTPUT_FILL = "#e6f4e6"
+HIGHLIGHT_BORDER = "#1565c0"
+RANKDIRS = ("TB", "LR", "BT", "RL")
+
+NAME_WIDTH = 30  # node names longer than this are shortened in the middle (the tail says the most)
+MAX_CONST_LINES = 4  # constants listed per op box; the rest are counted
+MAX_OUTPUT_SHAPES = 3
+
+_CONTROL_CHARS = re.compile(r"[\x00-\x1f\x7f]")
+
+_HEADER = """digraph GE_Graph {
+  graph [rankdir={rankdir}, nodesep=0.3, ranksep=0.35, bgcolor="transparent", fontname="Helvetica"]
+  node [shape=box, style="rounded,filled", fontname="Helvetica", fontsize=11, color="#555555", \
+margin="0.14,0.06"]
+  edge [color="#6b6b6b", arrowsize=0.6]"""
+
+
+@dataclass(frozen=True)
+class DotView:
+    """DOT source plus what was drawn: `note` tells the user what was left out ("" when nothing)."""
+
+    source: str
+    shown: int
+    total: int
+    truncated: bool
+    note: str
+
+
+def category_legend() -> list[tuple[str, str]]:
+    """(category, fill colour) pairs in legend order, ending with unsupported ops."""
+    return [(c.value, CATEGORY_COLOURS[c]) for c in Category] + [("unsupported", UNSUPPORTED_FILL)]
+
+
+def legend_to_dot() -> str:
+    """A one-row DOT chart of the colours used by `graph_to_dot`."""
+    lines = [_HEADER.replace("{rankdir}", "LR"), '  graph [nodesep=0.15, ranksep=0.15]']
+    for i, (name, colour) in enumerate(category_legend()):
+        style = "rounded,filled,dashed" if name == "unsupported" else "rounded,filled"
+        border = f', color="{UNSUPPORTED_BORDER}"' if name == "unsupported" else ""
+        lines.append(f'  c{i} [label="{name}", fillcolor="{colour}", style="{style}"{border}]')
+    lines.append(f'  io [label="graph input / output", shape=ellipse, fillcolor="{INPUT_FILL}"]')
+    lines.append("}")
+    return "\n".join(lines)
+
+
+def graph_to_dot(graph: Graph, *, max_nodes: int = 1500, highlight: Iterable[str] = (),
+                 rankdir: str = "TB") -> DotView:
+    """DOT for `graph`: the first `max_nodes` ops in topological order, inputs, outputs and edges."""
+    if rankdir not in RANKDIRS:
+        raise ValueError(f"rankdir must be one of {', '.join(RANKDIRS)}, not {rankdir!r}")
+    if max_nodes < 0:
+        raise ValueError(f"max_nodes must be >= 0, not {max_nodes}")
+    ids = _Ids()
+    nodes = graph.nodes
+    shown = list(nodes[:max_nodes])
+    marked = set(highlight)
+    lines = [_HEADER.replace("{rankdir}", rankdir)]
+    lines += [_input_line(graph, t, ids) for t in graph.inputs]
+    lines += [_op_line(graph, n, ids, n.name in marked) for n in shown]
+    outputs = [t for t in graph.outputs if _output_source(graph, t, ids) is not None]
+    lines += [_output_line(graph, t, ids) for t in outputs]
+    lines += _edges(graph, shown, outputs, ids)
+    hidden = len(nodes) - len(shown)
+    if hidden:
+        lines += _more_lines(graph, shown, hidden, ids)
+    lines.append("}")
+    note = _truncation_note(len(shown), len(nodes), len(graph.outputs) - len(outputs)) if hidden else ""
+    return DotView("\n".join(lines) + "\n", len(shown), len(nodes), bool(hidden), note)
+
+
+# ---- node lines ------------------------------------------------------------------------------------
+def _op_line(graph: Graph, node: Node, ids: _Ids, highlighted: bool) -> str:
+    op = REGISTRY.get(node.op_type, node.domain)
+    qualified = f"{node.domain}::{node.op_type}" if node.domain else node.op_type
+    rows = [f"<b>{_html(qualified)}</b>", _small(shorten(node.name), "#444444")]
+    rows += [_small(line) for line in _constant_lines(graph, node)]
+    rows.append(_html(_outputs_text(graph, node)))
+    if op is None:
+        attrs = f'fillcolor="{UNSUPPORTED_FILL}", color="{UNSUPPORTED_BORDER}", style="rounded,filled,dashed"'
+        what = "unsupported"
+    else:
+        attrs = f'fillcolor="{CATEGORY_COLOURS[op.category]}"'
+        what = op.category.value
+    if highlighted:
+        colour = UNSUPPORTED_BORDER if op is None else HIGHLIGHT_BORDER
+        attrs += f', penwidth=3, color="{colour}"'
+    tooltip = _quote(f"{node.name} ({qualified}, {what})")
+    return f"  {ids.op(node.name)} [label=<{'<br/>'.join(rows)}>, {attrs}, tooltip={tooltip}]"
+
+
+def _input_line(graph: Graph, tensor: str, ids: _Ids) -> str:
+    desc = graph.desc(tensor)
+    dims = ",".join(graph.input_dims_text(tensor))  # keeps symbolic names such as "batch"
+    label = f"<b>{_html(shorten(tensor))}</b><br/>{_html(f'{_dtype(desc)}[{dims}]')}"
+    return (f'  {ids.tensor("in", tensor)} [label=<{label}>, shape=ellipse, fillcolor="{INPUT_FILL}", '
+            f"tooltip={_quote('graph input ' + tensor)}]")
+
+
+def _output_line(graph: Graph, tensor: str, ids: _Ids) -> str:
+    label = f"<b>{_html(shorten(tensor))}</b><br/>{_html(_desc_text(graph.descs.get(tensor)))}"
+    return (f'  {ids.tensor("out", tensor)} [label=<{label}>, shape=ellipse, fillcolor="{OUTPUT_FILL}", '
+            f"tooltip={_quote('graph output ' + tensor)}]")
+
+
+def _more_lines(graph: Graph, shown: list[Node], hidden: int, ids: _Ids) -> list[str]:
+    """One '…' box standing for every node not drawn, fed by the drawn nodes that feed them."""
+    lines = [f'  more [label="… {hidden:,} more nodes not drawn", shape=note, fillcolor="#ffffff", '
+             'style="filled,dashed"]']
+    drawn = {id(n) for n in shown}
+    for node in shown:
+        feeds_hidden = any(id(u) not in drawn for t in node.outputs for u in graph.users(t))
+        if feeds_hidden:
+            lines.append(f"  {ids.op(node.name)} -> more [style=dashed]")
+    return lines
+
+
+# ---- edges -----------------------------------------------------------------------------------------
+def _edges(graph: Graph, shown: list[Node], outputs: list[str], ids: _Ids) -> list[str]:
+    """Data edges between drawn items, one per (source, destination) pair; constants are skipped."""
+    seen: set[tuple[str, str]] = set()
+    lines = []
+    pairs = [(t, ids.op(n.name)) for n in shown for t in n.inputs if t and not graph.is_constant(t)]
+    pairs += [(t, ids.tensor("out", t)) for t in outputs]
+    for tensor, dest in pairs:
+        src = _output_source(graph, tensor, ids)
+        if src is None or (src, dest) in seen:
+            continue
+        seen.add((src, dest))
+        tip = _quote(f"{tensor}: {_desc_text(graph.descs.get(tensor))}")
+        lines.append(f"  {src} -> {dest} [tooltip={tip}]")
+    return lines
+
+
+def _output_source(graph: Graph, tensor: str, ids: _Ids) -> str | None:
+    """The drawn item producing `tensor`: a graph input or a drawn op; None if not drawn."""
+    if tensor in graph.inputs:
+        return ids.tensor("in", tensor)
+    producer = graph.producer(tensor)
+    if producer is None or not ids.has_op(producer.name):
+        return None
+    return ids.op(producer.name)

@@ -1,0 +1,83 @@
+"""Whole real models through `python -m ge_core run` match ONNX Runtime within 1e-3 of the output's magnitude.
+
+Covers the built samples, the nine light models onnx ships (with seeded random weights, comparing the
+logits before Softmax as well as the probabilities: with their constant weights every class comes out
+0.001 whatever a backend computes) and the models exported from PaddlePaddle and PyTorch.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from onnx import helper
+
+import ge_core
+from ge_core.cli import main
+from ge_core.samples import Sample, list_samples, sample_bytes
+
+RELATIVE_TOLERANCE = 1e-3
+
+RUNNABLE = [s for s in list_samples() if s.kind in ("sample", "light", "exported")]
+
+
+def with_pre_softmax_outputs(model: onnx.ModelProto) -> onnx.ModelProto:
+    """Also output the logits feeding each output Softmax, so a comparison sees more than 1/1000."""
+    model = onnx.ModelProto.FromString(model.SerializeToString())
+    outputs = {o.name for o in model.graph.output}
+    for node in model.graph.node:
+        if node.op_type == "Softmax" and node.output[0] in outputs and node.input[0] not in outputs:
+            model.graph.output.append(helper.make_empty_tensor_value_info(node.input[0]))
+            model.graph.output[-1].type.tensor_type.elem_type = onnx.TensorProto.FLOAT
+    return model
+
+
+def ort_run(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    names = [o.name for o in session.get_outputs()]
+    return dict(zip(names, session.run(names, feeds), strict=True))
+
+
+def relative_error(got: np.ndarray, want: np.ndarray) -> float:
+    scale = float(np.max(np.abs(want))) if want.size else 0.0
+    diff = float(np.max(np.abs(got.astype(np.float64) - want.astype(np.float64)))) if want.size else 0.0
+    return diff / max(scale, 1e-12)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sample", RUNNABLE, ids=lambda s: s.name)
+def test_cli_run_matches_onnxruntime(sample: Sample, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    model = with_pre_softmax_outputs(onnx.load_from_string(sample_bytes(sample.name)))
+    path = tmp_path / "model.onnx"
+    onnx.save(model, path)
+    graph = ge_core.load_onnx(str(path), sample.input_shapes or None)
+    feeds = ge_core.random_feeds(graph, seed=3)
+    np.savez(tmp_path / "in.npz", **feeds)  # type: ignore[arg-type]
+    args = ["run", str(path), "--inputs", str(tmp_path / "in.npz"), "--outputs", str(tmp_path / "out.npz")]
+    if sample.input_shapes:
+        args += ["--input-shape", sample.input_shapes]
+    code = main(args)
+    assert code == 0, capsys.readouterr().err
+    want = ort_run(model, feeds)
+    with np.load(tmp_path / "out.npz") as got:
+        assert sorted(got.files) == sorted(want)
+        for name, ref in want.items():
+            assert got[name].shape == ref.shape and got[name].dtype == ref.dtype, name
+            err = relative_error(got[name], ref)
+            assert err <= RELATIVE_TOLERANCE, f"{sample.name}: output '{name}' relative error {err:.2e}"
+            if ref.dtype.kind == "f" and ref.size > 1:
+                assert float(np.std(ref)) > 0, f"{sample.name}: '{name}' is constant; the test would prove nothing"
+
+
+def test_every_light_model_and_exported_model_is_covered() -> None:
+    names = {s.name for s in RUNNABLE}
+    for light in ("resnet50", "densenet121", "inception_v1", "inception_v2", "squeezenet", "shufflenet",
+                  "vgg19", "bvlc_alexnet", "zfnet512"):
+        assert any(light in n for n in names), light
+    for exported in ("ocr_det_db_paddle", "ocr_rec_crnn_paddle", "bert_encoder_torch"):
+        assert exported in names
