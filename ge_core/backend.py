@@ -61,8 +61,7 @@ class GEBackend(Backend):
         """Wrap one node in a model whose inputs take the fed arrays' types and shapes."""
         values = list(inputs.values()) if isinstance(inputs, Mapping) else list(inputs)
         names = [n for n in node.input if n]
-        graph_inputs = [helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(np.asarray(v).dtype),
-                                                      list(np.asarray(v).shape)) for n, v in zip(names, values, strict=False)]
+        graph_inputs = [_value_info(n, np.asarray(v)) for n, v in zip(names, values, strict=False)]
         graph_outputs = [helper.make_empty_tensor_value_info(n) for n in node.output if n]
         opset = kwargs.get("opset_version", onnx.defs.onnx_opset_version())
         model = helper.make_model(helper.make_graph([node], "run_node", graph_inputs, graph_outputs),
@@ -72,6 +71,10 @@ class GEBackend(Backend):
     @classmethod
     def supports_device(cls, device: str) -> bool:
         return Device(device).type == DeviceType.CPU
+
+
+def _value_info(name: str, value: np.ndarray) -> onnx.ValueInfoProto:
+    return helper.make_tensor_value_info(name, helper.np_dtype_to_tensor_dtype(value.dtype), list(value.shape))
 
 
 prepare = GEBackend.prepare

@@ -29,11 +29,19 @@ framework's own output, and ``sample_models/exported/README.md`` is rewritten wi
 The outputs are committed, so neither CI nor the tests ever need torch or paddle.  To regenerate
 (these packages are NOT project requirements; install them only for this script):
 
-    pip install paddlepaddle paddle2onnx        # CPU build; note: paddle2onnx pins an older onnx
-    pip install torch==2.13.0                   # CPU build
+    pip install paddlepaddle==3.2.1 paddle2onnx==2.1.0   # CPU build (see note below)
+    pip install torch==2.13.0                            # CPU build
     pip install transformers onnxscript
-    HF_HUB_OFFLINE=1 python sample_models/export_real_models.py [--only bert,det,rec]
-    pip install "onnx==<the project's version>" # if paddle2onnx downgraded it
+    pip install "onnx==<the project's version>"          # paddle2onnx downgrades onnx to 1.17
+    HF_HUB_OFFLINE=1 python sample_models/export_real_models.py [--only bert,bert_dynamo,det,rec]
+
+Notes:
+* paddlepaddle 3.3.x + paddle2onnx 2.1.0 fail on every interpolate op ("the 0th elementwise MUST be
+  ir::FloatAttribute", Paddle issue #77757); paddlepaddle 3.2.1 works.
+* paddle2onnx declares onnx<=1.17 but runs fine (same bytes out) with the project's newer onnx.
+* The Paddle models use opset 11 (the opset of PaddleOCR's documented paddle2onnx command): there
+  hardswish is exported as HardSigmoid + Mul.  ``--paddle-opset 14`` gives native HardSwish nodes.
+* Output is deterministic: rerunning reproduces the committed files byte for byte.
 
 No weights are downloaded: the BERT model is constructed from a config only.
 """
@@ -187,10 +195,6 @@ def build_bert():
     return model, impl
 
 
-class _TorchBertFallback:  # namespace holder so the module imports without torch
-    pass
-
-
 def _make_torch_bert_class():
     import math
 
@@ -256,7 +260,8 @@ def _make_torch_bert_class():
     return TorchBert
 
 
-def TorchBert(**kw):  # noqa: N802 - factory mirroring a class name
+def TorchBert(**kw):
+    """Plain torch.nn mirror of HF BertModel (fallback when transformers is missing)."""
     return _make_torch_bert_class()(**kw)
 
 
@@ -348,7 +353,7 @@ def export_bert(dynamo: bool) -> dict:
 # --------------------------------------------------------------------------------------------
 def _paddle_layers():
     import paddle
-    import paddle.nn.functional as F  # noqa: N812
+    import paddle.nn.functional as F
     from paddle import nn
 
     class ConvBNLayer(nn.Layer):
@@ -404,7 +409,7 @@ def _paddle_layers():
         """MobileNetV3-small (scale ~0.5) returning the 1/4, 1/8, 1/16, 1/32 feature maps."""
 
         # k, exp, c, se, act, stride
-        CFG = [
+        CFG = (
             [3, 16, 16, True, "relu", 2],        # 1/4
             [3, 40, 24, False, "relu", 2],       # 1/8
             [3, 48, 24, False, "relu", 1],
@@ -413,7 +418,7 @@ def _paddle_layers():
             [5, 72, 32, True, "hardswish", 1],
             [5, 144, 48, True, "hardswish", 2],  # 1/32
             [5, 144, 48, True, "hardswish", 1],
-        ]
+        )
 
         def __init__(self):
             super().__init__()
@@ -564,7 +569,7 @@ def _paddle_layers():
 
         def forward(self, x):
             x = self.conv1(x)                              # [B, C, 1, W]
-            b, c, h, w = x.shape
+            _, c, h, w = x.shape
             z = x.flatten(2).transpose([0, 2, 1])          # [B, W, C]
             for blk in self.blocks:
                 z = blk(z)
@@ -645,7 +650,7 @@ def export_paddle(kind: str) -> dict:
 
     paddle.seed(SEED)
     np.random.seed(SEED)
-    DBNet, CRNN = _paddle_layers()  # noqa: N806
+    DBNet, CRNN = _paddle_layers()
     if kind == "det":
         model = DBNet()
         name = "ocr_det_db_paddle.onnx"
@@ -709,9 +714,10 @@ def write_readme(results: list[dict]) -> None:
         "committed, so CI and the tests never need torch or paddle. To regenerate:",
         "",
         "```bash",
-        "pip install paddlepaddle paddle2onnx     # CPU; paddle2onnx may downgrade onnx, reinstall afterwards",
-        "pip install torch==2.13.0                # CPU build",
+        "pip install paddlepaddle==3.2.1 paddle2onnx==2.1.0  # 3.3.x breaks paddle2onnx 2.1.0 on Resize",
+        "pip install torch==2.13.0                           # CPU build",
         "pip install transformers onnxscript",
+        "pip install \"onnx==<the project's version>\"         # paddle2onnx downgrades onnx to 1.17",
         "HF_HUB_OFFLINE=1 python sample_models/export_real_models.py",
         "```",
         "",
@@ -774,7 +780,11 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--only", default="bert,bert_dynamo,det,rec",
                     help="comma list of: bert, bert_dynamo, det, rec")
+    ap.add_argument("--paddle-opset", type=int, default=PADDLE_OPSET,
+                    help="opset for paddle2onnx (default 11, as PaddleOCR documents; 14 gives HardSwish)")
     args = ap.parse_args(argv)
+    global PADDLE_OPSET
+    PADDLE_OPSET = args.paddle_opset
     OUT_DIR.mkdir(parents=True, exist_ok=True)
     wanted = [w.strip() for w in args.only.split(",") if w.strip()]
     results, failures = [], []

@@ -13,7 +13,7 @@ from ge_core.frontend.onnx_reader import tensor_dtype_name
 from ge_core.limits import check_tensor_size
 
 # The repeated field holding a tensor's values when raw_data is not used, per data type.
-_TYPED_FIELD = {
+_TYPED_FIELD: dict[int, str] = {
     TensorProto.FLOAT: "float_data", TensorProto.COMPLEX64: "float_data",
     TensorProto.DOUBLE: "double_data", TensorProto.COMPLEX128: "double_data",
     TensorProto.INT64: "int64_data", TensorProto.UINT32: "uint64_data", TensorProto.UINT64: "uint64_data",

@@ -73,8 +73,8 @@ def structural_problems(graph: Graph) -> list[str]:
         if any(d < -1 for d in desc.shape):
             problems.append(f"tensor '{t}' has a negative dim in {list(desc.shape)}")
     for name, array in graph.constants.items():
-        desc = graph.descs.get(name)
-        if desc is not None and tuple(array.shape) != desc.shape:
+        const_desc = graph.descs.get(name)
+        if const_desc is not None and tuple(array.shape) != const_desc.shape:
             problems.append(f"constant '{name}' holds shape {list(array.shape)} but its desc says "
-                            f"{list(desc.shape)}")
+                            f"{list(const_desc.shape)}")
     return problems

@@ -12,7 +12,7 @@ import numpy as np
 from ge_core.errors import ShapeError
 from ge_core.ir.node import Node
 from ge_core.ir.tensor import TensorDesc, default_format
-from ge_core.ops.registry import Cost, Operand
+from ge_core.ops.registry import Cost, CostFn, Operand
 
 UNK = -1
 
@@ -125,7 +125,7 @@ def io_bytes(inputs: Sequence[TensorDesc | None], outputs: Sequence[TensorDesc])
     return sum(nbytes(d) for d in inputs), sum(nbytes(d) for d in outputs)
 
 
-def elementwise_cost(flops_per_element: int = 1):  # type: ignore[no-untyped-def]
+def elementwise_cost(flops_per_element: int = 1) -> CostFn:
     """A cost function: `flops_per_element` FLOPs per output element, I/O bytes from the descs."""
 
     def cost(node: Node, inputs: list[TensorDesc | None], outputs: list[TensorDesc]) -> Cost:

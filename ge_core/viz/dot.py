@@ -77,6 +77,8 @@ def legend_to_dot() -> str:
         border = f', color="{UNSUPPORTED_BORDER}"' if name == "unsupported" else ""
         lines.append(f'  c{i} [label="{name}", fillcolor="{colour}", style="{style}"{border}]')
     lines.append(f'  io [label="graph input / output", shape=ellipse, fillcolor="{INPUT_FILL}"]')
+    chain = [f"c{i}" for i in range(len(category_legend()))] + ["io"]
+    lines.append(f"  {' -> '.join(chain)} [style=invis]")  # invisible edges keep one ordered row
     lines.append("}")
     return "\n".join(lines)
 
@@ -95,9 +97,10 @@ def graph_to_dot(graph: Graph, *, max_nodes: int = 1500, highlight: Iterable[str
     lines = [_HEADER.replace("{rankdir}", rankdir)]
     lines += [_input_line(graph, t, ids) for t in graph.inputs]
     lines += [_op_line(graph, n, ids, n.name in marked) for n in shown]
-    outputs = [t for t in graph.outputs if _output_source(graph, t, ids) is not None]
+    drawn = {n.name for n in shown}
+    outputs = [t for t in graph.outputs if _source(graph, t, drawn, ids) is not None]
     lines += [_output_line(graph, t, ids) for t in outputs]
-    lines += _edges(graph, shown, outputs, ids)
+    lines += _edges(graph, shown, outputs, drawn, ids)
     hidden = len(nodes) - len(shown)
     if hidden:
         lines += _more_lines(graph, shown, hidden, ids)
@@ -153,14 +156,14 @@ def _more_lines(graph: Graph, shown: list[Node], hidden: int, ids: _Ids) -> list
 
 
 # ---- edges -----------------------------------------------------------------------------------------
-def _edges(graph: Graph, shown: list[Node], outputs: list[str], ids: _Ids) -> list[str]:
+def _edges(graph: Graph, shown: list[Node], outputs: list[str], drawn: set[str], ids: _Ids) -> list[str]:
     """Data edges between drawn items, one per (source, destination) pair; constants are skipped."""
     seen: set[tuple[str, str]] = set()
     lines = []
     pairs = [(t, ids.op(n.name)) for n in shown for t in n.inputs if t and not graph.is_constant(t)]
     pairs += [(t, ids.tensor("out", t)) for t in outputs]
     for tensor, dest in pairs:
-        src = _output_source(graph, tensor, ids)
+        src = _source(graph, tensor, drawn, ids)
         if src is None or (src, dest) in seen:
             continue
         seen.add((src, dest))
@@ -169,11 +172,115 @@ def _edges(graph: Graph, shown: list[Node], outputs: list[str], ids: _Ids) -> li
     return lines
 
 
-def _output_source(graph: Graph, tensor: str, ids: _Ids) -> str | None:
+def _source(graph: Graph, tensor: str, drawn: set[str], ids: _Ids) -> str | None:
     """The drawn item producing `tensor`: a graph input or a drawn op; None if not drawn."""
     if tensor in graph.inputs:
         return ids.tensor("in", tensor)
     producer = graph.producer(tensor)
-    if producer is None or not ids.has_op(producer.name):
+    if producer is None or producer.name not in drawn:
         return None
     return ids.op(producer.name)
+
+
+# ---- label pieces ----------------------------------------------------------------------------------
+def _constant_lines(graph: Graph, node: Node) -> list[str]:
+    """`W: f32[16,3,3,3]` for each constant input (scalars show their value), capped."""
+    names = _input_names(node.op_type, node.domain, node.opset, len(node.inputs))
+    lines = []
+    for i, t in enumerate(node.inputs):
+        if t and graph.is_constant(t):
+            value = graph.constants[t]
+            text = _desc_text(graph.descs.get(t))
+            if value.size == 1 and value.dtype.kind in "biuf":
+                text += f" = {value.reshape(-1)[0].item():g}"
+            lines.append(f"{names[i]}: {text}")
+    if len(lines) > MAX_CONST_LINES:
+        more = len(lines) - MAX_CONST_LINES + 1
+        lines = [*lines[:MAX_CONST_LINES - 1], f"+{more} more constants"]
+    return lines
+
+
+@functools.lru_cache(maxsize=512)
+def _input_names(op_type: str, domain: str, opset: int, count: int) -> tuple[str, ...]:
+    """ONNX's names for an op's inputs (Conv: X, W, B); `in2` style when the schema is unknown."""
+    try:
+        formal = [p.name for p in onnx.defs.get_schema(op_type, opset, domain).inputs]
+    except Exception:  # unknown op or domain (custom and fused ops): positional names
+        formal = []
+    if formal:
+        formal += [formal[-1]] * max(0, count - len(formal))  # variadic last input (Concat, Sum)
+    return tuple(formal[i] if i < len(formal) else f"in{i}" for i in range(count))
+
+
+def _outputs_text(graph: Graph, node: Node) -> str:
+    texts = [_desc_text(graph.descs.get(t)) for t in node.outputs]
+    if len(texts) > MAX_OUTPUT_SHAPES:
+        texts = [*texts[:MAX_OUTPUT_SHAPES], f"+{len(texts) - MAX_OUTPUT_SHAPES}"]
+    return ", ".join(texts) or "(no outputs)"
+
+
+def _desc_text(desc: TensorDesc | None) -> str:
+    """`f32[1,64]`, or `?` while inference could not tell (unsupported op, or one upstream)."""
+    if desc is None or desc.dtype == "undefined":
+        return "?"
+    return desc.text()
+
+
+def _dtype(desc: TensorDesc) -> str:
+    return "?" if desc.dtype == "undefined" else SHORT_DTYPE.get(desc.dtype, desc.dtype)
+
+
+def _truncation_note(shown: int, total: int, hidden_outputs: int) -> str:
+    outs = f" and {hidden_outputs:,} graph output(s)" if hidden_outputs else ""
+    return (f"Showing the first {shown:,} of {total:,} nodes in topological order: {total - shown:,} later "
+            f"nodes{outs} are not drawn. The dashed '…' box marks where the drawing stops.")
+
+
+def shorten(name: str, width: int = NAME_WIDTH) -> str:
+    """Shorten in the middle: `gpu_0/res4_…/branch2a_w_0` keeps both the scope and the leaf."""
+    if len(name) <= width:
+        return name
+    head = (width - 1) // 3
+    return name[:head] + "…" + name[len(name) - (width - 1 - head):]
+
+
+def _small(text: str, colour: str = "") -> str:
+    colour_attr = f' color="{colour}"' if colour else ""
+    return f'<font point-size="9"{colour_attr}>{_html(text)}</font>'
+
+
+def _html(text: str) -> str:
+    """Text for an HTML-like label: markup characters escaped, control characters dropped."""
+    return html.escape(_CONTROL_CHARS.sub(" ", text), quote=True)
+
+
+def _quote(text: str) -> str:
+    """A DOT quoted string; backslashes are doubled so escString sequences (\\N, \\l) stay literal."""
+    text = _CONTROL_CHARS.sub(" ", text).replace("\\", "\\\\").replace('"', '\\"')
+    return f'"{text}"'
+
+
+class _Ids:
+    """Stable, safe DOT ids: a kind prefix and a hash of the name (collisions get a counter)."""
+
+    def __init__(self) -> None:
+        self._ids: dict[tuple[str, str], str] = {}
+        self._taken: set[str] = set()
+
+    def op(self, name: str) -> str:
+        return self._get("op", name)
+
+    def tensor(self, kind: str, name: str) -> str:
+        return self._get(kind, name)
+
+    def _get(self, kind: str, name: str) -> str:
+        key = (kind, name)
+        if key not in self._ids:
+            digest = hashlib.sha1(name.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+            candidate, n = f"{kind}_{digest}", 1
+            while candidate in self._taken:
+                n += 1
+                candidate = f"{kind}_{digest}_{n}"
+            self._ids[key] = candidate
+            self._taken.add(candidate)
+        return self._ids[key]

@@ -52,12 +52,12 @@ def test_random_bytes_of_many_seeds_never_crash() -> None:
 def test_opset_out_of_range_is_refused_with_advice() -> None:
     model = onnx.load_from_string(good_relu())
     model.opset_import[0].version = 7
-    with pytest.raises(ModelError, match="opset 7.*version_converter"):
+    with pytest.raises(ModelError, match=r"opset 7.*version_converter"):
         ge_core.load_onnx(model.SerializeToString())
 
 
 def test_input_shape_for_an_unknown_input_lists_the_real_ones() -> None:
-    with pytest.raises(UsageError, match="not inputs of the model.*inputs are: x"):
+    with pytest.raises(UsageError, match=r"not inputs of the model.*inputs are: x"):
         ge_core.load_onnx(good_relu(), "nope:1,4")
 
 
@@ -107,7 +107,7 @@ def test_external_data_through_a_symlink_is_refused(tmp_path: Path) -> None:
 
 def test_external_data_of_the_wrong_length_is_refused(tmp_path: Path) -> None:
     (tmp_path / "weights.bin").write_bytes(b"\x00" * 8)  # 16 needed
-    with pytest.raises(ModelError, match="outside 'weights.bin'"):
+    with pytest.raises(ModelError, match=r"outside 'weights\.bin'"):
         ge_core.load_onnx(str(_write_external_model(tmp_path, "weights.bin")))
 
 

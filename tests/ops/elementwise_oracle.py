@@ -62,7 +62,8 @@ def run_ge(op_type: str, inputs: Arrays, attrs: dict[str, Any] | None = None, op
     op = REGISTRY.get(op_type)
     assert op is not None, f"{op_type} is not registered"
     descs = op.infer(node, [None if x is None else Operand(desc_of(x)) for x in frozen])
-    outs = [np.asarray(o) for o in op.kernel(node, frozen)[:n_outputs]]
+    outs = op.kernel(node, frozen)[:n_outputs]
+    assert all(isinstance(o, np.ndarray) for o in outs), "kernels return arrays (not numpy scalars)"
     for out, desc in zip(outs, descs, strict=False):
         assert out.dtype.name == desc.dtype or desc.dtype == "bfloat16", (out.dtype, desc.dtype)
         assert out.shape == desc.shape, (out.shape, desc.shape)
