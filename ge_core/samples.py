@@ -63,7 +63,17 @@ class Sample:
         return path if self.kind == "sample" and path.exists() else None
 
     def read_bytes(self) -> bytes:
-        return sample_bytes(self.name)
+        """The serialized model; light models come with seeded random weights (cached per process)."""
+        if not self.path.exists():
+            raise ModelError(f"sample '{self.name}': file {self.path} is missing.",
+                             hint="Rebuild the samples with: python sample_models/build_samples.py")
+        if self.random_weights:
+            return _randomized_bytes(self.path, LIGHT_SEED)
+        data = self.path.read_bytes()
+        if self.kind == "exported" and _uses_external_data(onnx.load_from_string(data)):
+            # The bytes path never reads external data, so inline it here from the model's own folder.
+            return onnx.load(str(self.path), load_external_data=True).SerializeToString()
+        return data
 
     def load(self) -> onnx.ModelProto:
         return onnx.load_from_string(self.read_bytes())
@@ -129,20 +139,27 @@ _LIGHT_NOTE = (" From onnx's light test models (224x224 input, 1000 classes); lo
                "weights because the shipped file fills every weight with one constant.")
 
 # exported file stem -> (title, description, input_shapes)
+_BERT_SHAPES = "input_ids:1,16;attention_mask:1,16;token_type_ids:1,16"
 _EXPORTED: dict[str, tuple[str, str, str]] = {
     "ocr_det_db_paddle": (
         "OCR text detector (DB, Paddle export)",
-        "A DB-style text detector exported from PaddlePaddle: a Conv backbone producing a text "
-        "probability map. Batch, height and width are dynamic.", "x:1,3,64,96"),
+        "A DB text detector exported by paddle2onnx: a small backbone with HardSigmoid squeeze-excite, an "
+        "FPN with Resize and ConvTranspose up to a text probability map. Batch, height and width are "
+        "dynamic.", "x:1,3,64,96"),
     "ocr_rec_crnn_paddle": (
         "OCR text recognizer (CRNN, Paddle export)",
-        "A CRNN-style text recognizer exported from PaddlePaddle: Conv features of a 32-pixel-high text "
-        "line, then a sequence head. Batch and width are dynamic.", "x:1,3,32,100"),
+        "A text recognizer exported by paddle2onnx: Conv features of a 32-pixel-high text line, then a "
+        "small attention sequence head with LayerNorm spelled out. Batch and width are dynamic.",
+        "x:1,3,32,100"),
     "bert_encoder_torch": (
         "BERT encoder (PyTorch export)",
-        "A BERT encoder exported from PyTorch with torch.onnx: embeddings, attention mask handling and "
-        "encoder layers, with dynamic batch and sequence.",
-        "input_ids:1,16;attention_mask:1,16;token_type_ids:1,16"),
+        "A small BERT exported by torch.onnx (TorchScript): the Shape-Gather-Concat chains, mask "
+        "arithmetic and decomposed LayerNorm that exporter really emits. Batch and sequence are dynamic.",
+        _BERT_SHAPES),
+    "bert_encoder_torch_dynamo": (
+        "BERT encoder (PyTorch dynamo export)",
+        "The same small BERT exported by torch.onnx's dynamo exporter (opset 18): far fewer nodes and "
+        "LayerNormalization ops. Compare it with bert_encoder_torch.", _BERT_SHAPES),
 }
 
 
@@ -159,7 +176,8 @@ def list_samples() -> list[Sample]:
         for path in sorted(EXPORTED_DIR.glob("*.onnx")):
             title, desc, shapes = _EXPORTED.get(
                 path.stem, (path.stem, "A model exported from a framework into sample_models/exported.", ""))
-            samples.append(Sample(path.stem, title, desc, "exported", path, shapes))
+            if path.stem not in {s.name for s in samples}:
+                samples.append(Sample(path.stem, title, desc, "exported", path, shapes))
     return samples
 
 
@@ -174,17 +192,7 @@ def get_sample(name: str) -> Sample:
 
 def sample_bytes(name: str) -> bytes:
     """The serialized model of a sample; light models come with seeded random weights (cached)."""
-    sample = get_sample(name)
-    if not sample.path.exists():
-        raise ModelError(f"sample '{name}': file {sample.path} is missing.",
-                         hint="Rebuild the samples with: python sample_models/build_samples.py")
-    if sample.random_weights:
-        return _randomized_bytes(sample.path, LIGHT_SEED)
-    data = sample.path.read_bytes()
-    if sample.kind == "exported" and _uses_external_data(onnx.load_from_string(data)):
-        # The bytes path never reads external data, so inline it here from the model's own folder.
-        return onnx.load(str(sample.path), load_external_data=True).SerializeToString()
-    return data
+    return get_sample(name).read_bytes()
 
 
 @functools.lru_cache(maxsize=4)  # vgg19 alone is ~570 MB once randomized: keep only a few
@@ -219,20 +227,21 @@ def randomize_weights(model: onnx.ModelProto, seed: int = 0) -> onnx.ModelProto:
     uses = _uses(graph)
     rng = np.random.default_rng(seed)
     replaced: list[int] = []
-    new: list[tuple[str, np.ndarray, str]] = []  # (name, values, shape tensor it replaces)
+    new: list[tuple[onnx.ValueInfoProto, str]] = []  # (the new weight, the shape tensor it replaces)
     for i, node in enumerate(graph.node):
         dtype = _fill_dtype(node)
         if dtype is None or node.input[0] not in shapes:
             continue
         shape = tuple(int(d) for d in numpy_helper.to_array(shapes[node.input[0]]))
         values = _random_values(rng, shape, _role(node.output[0], uses)).astype(dtype, copy=False)
-        new.append((node.output[0], values, node.input[0]))
+        new.append((_add_initializer(graph, node.output[0], values), node.input[0]))
         replaced.append(i)
     for i in reversed(replaced):
         del graph.node[i]
     still_used = {name for node in graph.node for name in _all_inputs(node)} | {o.name for o in graph.output}
-    dropped = {shape_name for _, _, shape_name in new if shape_name not in still_used}
-    _swap_initializers(graph, new, dropped)
+    dropped = {shape_name for _, shape_name in new if shape_name not in still_used}
+    for i in reversed([i for i, t in enumerate(graph.initializer) if t.name in dropped]):
+        del graph.initializer[i]
     _swap_inputs(graph, new, dropped)
     return out
 
@@ -311,26 +320,23 @@ def _normal(rng: np.random.Generator, shape: tuple[int, ...], std: float) -> np.
     return values
 
 
-def _swap_initializers(graph: onnx.GraphProto, new: list[tuple[str, np.ndarray, str]],
-                       dropped: set[str]) -> None:
-    """Drop the unused shape initializers and append the new weights (each written once, in place)."""
-    for i in reversed([i for i, t in enumerate(graph.initializer) if t.name in dropped]):
-        del graph.initializer[i]
-    for name, values, _ in new:
-        tensor = graph.initializer.add()
-        tensor.name = name
-        tensor.data_type = helper.np_dtype_to_tensor_dtype(values.dtype)
-        tensor.dims.extend(values.shape)
-        tensor.raw_data = values.tobytes()
+def _add_initializer(graph: onnx.GraphProto, name: str, values: np.ndarray) -> onnx.ValueInfoProto:
+    """Append `values` as an initializer, written straight into the graph (big FC weights are copied
+    once, and only one random array is alive at a time). Returns its value info."""
+    elem_type = helper.np_dtype_to_tensor_dtype(values.dtype)
+    tensor = graph.initializer.add()
+    tensor.name = name
+    tensor.data_type = elem_type
+    tensor.dims.extend(values.shape)
+    tensor.raw_data = values.tobytes()
+    return helper.make_tensor_value_info(name, elem_type, values.shape)
 
 
-def _swap_inputs(graph: onnx.GraphProto, new: list[tuple[str, np.ndarray, str]], dropped: set[str]) -> None:
+def _swap_inputs(graph: onnx.GraphProto, new: list[tuple[onnx.ValueInfoProto, str]], dropped: set[str]) -> None:
     """Each new weight takes the graph-input slot of its shape tensor, if that was a graph input
     (IR < 4 lists every initializer as a graph input; later IRs need not)."""
     by_shape: dict[str, list[onnx.ValueInfoProto]] = {}
-    for name, values, shape_name in new:
-        elem_type = helper.np_dtype_to_tensor_dtype(values.dtype)
-        info = helper.make_tensor_value_info(name, elem_type, values.shape)
+    for info, shape_name in new:
         by_shape.setdefault(shape_name, []).append(info)
     inputs: list[onnx.ValueInfoProto] = []
     for vi in graph.input:

@@ -20,7 +20,8 @@ What it builds (all weights random but seeded, models in eval mode):
   ``token_type_ids``: int64 ``[batch, sequence]``; outputs ``last_hidden_state`` and
   ``pooler_output``.
 * ``bert_encoder_torch_dynamo.onnx`` -- the same model through the dynamo exporter
-  (``torch.onnx.export(..., dynamo=True)``, needs onnxscript), when that works.
+  (``torch.onnx.export(..., dynamo=True)``, needs onnxscript), when that works.  Only its
+  per-node ``pkg.torch.onnx.stack_trace`` metadata (local paths, script line numbers) is stripped.
 
 Every model is checked with onnxruntime at two concrete values of its symbolic dims against the
 framework's own output, and ``sample_models/exported/README.md`` is rewritten with provenance
@@ -148,11 +149,20 @@ def compare(name: str, shape_desc: str, ref: list[np.ndarray], got: list[np.ndar
         assert r.shape == g.shape, f"{name} out{i}: shape {r.shape} vs ORT {g.shape}"
         err = float(np.max(np.abs(r.astype(np.float64) - g.astype(np.float64)))) if r.size else 0.0
         ok = bool(np.allclose(g, r, atol=ATOL, rtol=RTOL))
-        rows.append({"output": i, "shape": list(g.shape), "max_abs_err": err, "ok": ok,
-                     "ref_std": float(np.std(r)) if r.size else 0.0})
+        rows.append(
+            {
+                "output": i,
+                "shape": list(g.shape),
+                "max_abs_err": err,
+                "ok": ok,
+                "ref_std": float(np.std(r)) if r.size else 0.0,
+            }
+        )
         status = "OK " if ok else "BAD"
-        print(f"  [{status}] {name} {shape_desc} out{i} shape={tuple(g.shape)} "
-              f"max|diff|={err:.2e} std(ref)={rows[-1]['ref_std']:.3g}")
+        print(
+            f"  [{status}] {name} {shape_desc} out{i} shape={tuple(g.shape)} "
+            f"max|diff|={err:.2e} std(ref)={rows[-1]['ref_std']:.3g}"
+        )
         if not ok:
             raise AssertionError(f"{name} {shape_desc}: ORT output {i} differs from framework by {err}")
     return {"case": shape_desc, "outputs": rows}
@@ -161,8 +171,15 @@ def compare(name: str, shape_desc: str, ref: list[np.ndarray], got: list[np.ndar
 # --------------------------------------------------------------------------------------------
 # BERT (PyTorch / transformers)
 # --------------------------------------------------------------------------------------------
-BERT_CFG = dict(vocab_size=1000, hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
-                intermediate_size=128, max_position_embeddings=128, type_vocab_size=2)
+BERT_CFG = dict(
+    vocab_size=1000,
+    hidden_size=64,
+    num_hidden_layers=2,
+    num_attention_heads=4,
+    intermediate_size=128,
+    max_position_embeddings=128,
+    type_vocab_size=2,
+)
 
 
 def build_bert():
@@ -174,7 +191,7 @@ def build_bert():
 
         cfg = BertConfig(**BERT_CFG, hidden_act="gelu", attn_implementation="eager")
         model = BertModel(cfg, add_pooling_layer=True)
-        impl = "transformers.BertModel (eager attention)"
+        impl = f"transformers {_version('transformers')} BertModel (eager attention), torch {torch.__version__}"
     except Exception as exc:  # pragma: no cover - fallback when transformers is unavailable
         print(f"transformers unavailable ({exc!r}); using the plain torch.nn BERT mirror")
         model = TorchBert(**BERT_CFG)
@@ -242,12 +259,21 @@ def _make_torch_bert_class():
             return self.out_norm(y + x)
 
     class TorchBert(nn.Module):
-        def __init__(self, vocab_size, hidden_size, num_hidden_layers, num_attention_heads,
-                     intermediate_size, max_position_embeddings, type_vocab_size):
+        def __init__(
+            self,
+            vocab_size,
+            hidden_size,
+            num_hidden_layers,
+            num_attention_heads,
+            intermediate_size,
+            max_position_embeddings,
+            type_vocab_size,
+        ):
             super().__init__()
             self.embeddings = Embeddings(vocab_size, hidden_size, max_position_embeddings, type_vocab_size)
             self.layers = nn.ModuleList(
-                Layer(hidden_size, num_attention_heads, intermediate_size) for _ in range(num_hidden_layers))
+                Layer(hidden_size, num_attention_heads, intermediate_size) for _ in range(num_hidden_layers)
+            )
             self.pooler = nn.Linear(hidden_size, hidden_size)
 
         def forward(self, input_ids, attention_mask, token_type_ids):
@@ -287,19 +313,44 @@ class _BertWrapper:
         return Wrapper(model).eval()
 
 
+def _version(dist: str) -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(dist)
+    except PackageNotFoundError:
+        return "not installed"
+
+
+def _strip_stack_traces(path: Path) -> None:
+    """Drop the dynamo exporter's per-node ``pkg.torch.onnx.stack_trace`` metadata.
+
+    It holds absolute paths of this machine and line numbers of this script, so it changes with
+    every edit; everything else (graph, names, other metadata) is kept as the exporter wrote it.
+    """
+    import onnx
+
+    model = onnx.load(str(path))
+    for node in model.graph.node:
+        keep = [p for p in node.metadata_props if p.key != "pkg.torch.onnx.stack_trace"]
+        del node.metadata_props[:]
+        node.metadata_props.extend(keep)
+    onnx.save(model, str(path))
+
+
 def bert_inputs(batch: int, seq: int, seed: int, pad: bool):
     rng = np.random.default_rng(seed)
     ids = rng.integers(1, BERT_CFG["vocab_size"], size=(batch, seq), dtype=np.int64)
     mask = np.ones((batch, seq), dtype=np.int64)
     tt = np.zeros((batch, seq), dtype=np.int64)
     for b in range(batch):
-        tt[b, seq // 2:] = 1
+        tt[b, seq // 2 :] = 1
     if pad:
         for b in range(batch):
             n_pad = (b * 5 + 3) % max(seq // 2, 1)
             if n_pad:
-                mask[b, seq - n_pad:] = 0
-                ids[b, seq - n_pad:] = 0
+                mask[b, seq - n_pad :] = 0
+                ids[b, seq - n_pad :] = 0
     return {"input_ids": ids, "attention_mask": mask, "token_type_ids": tt}
 
 
@@ -321,19 +372,38 @@ def export_bert(dynamo: bool) -> dict:
         batch = torch.export.Dim("batch", min=1, max=64)
         seq = torch.export.Dim("sequence", min=2, max=BERT_CFG["max_position_embeddings"])
         dyn = {k: {0: batch, 1: seq} for k in input_names}
-        prog = torch.onnx.export(wrapper, args, dynamo=True, input_names=input_names,
-                                 output_names=output_names, opset_version=DYNAMO_OPSET,
-                                 dynamic_shapes=dyn, external_data=False)
+        prog = torch.onnx.export(
+            wrapper,
+            args,
+            dynamo=True,
+            input_names=input_names,
+            output_names=output_names,
+            opset_version=DYNAMO_OPSET,
+            dynamic_shapes=dyn,
+            external_data=False,
+        )
         prog.save(str(path), external_data=False)
+        _strip_stack_traces(path)
         opset = DYNAMO_OPSET
-        exporter = f"torch.onnx.export(dynamo=True) torch {torch.__version__}"
+        exporter = (
+            f"torch.onnx.export(dynamo=True) torch {torch.__version__}, onnxscript {_version('onnxscript')}"
+            " (node metadata pkg.torch.onnx.stack_trace stripped)"
+        )
     else:
         dyn_axes = {k: {0: "batch", 1: "sequence"} for k in input_names}
         dyn_axes["last_hidden_state"] = {0: "batch", 1: "sequence"}
         dyn_axes["pooler_output"] = {0: "batch"}
-        torch.onnx.export(wrapper, args, str(path), dynamo=False, input_names=input_names,
-                          output_names=output_names, dynamic_axes=dyn_axes,
-                          opset_version=BERT_OPSET, do_constant_folding=True)
+        torch.onnx.export(
+            wrapper,
+            args,
+            str(path),
+            dynamo=False,
+            input_names=input_names,
+            output_names=output_names,
+            dynamic_axes=dyn_axes,
+            opset_version=BERT_OPSET,
+            do_constant_folding=True,
+        )
         opset = BERT_OPSET
         exporter = f"torch.onnx.export(dynamo=False, TorchScript) torch {torch.__version__}"
 
@@ -410,10 +480,10 @@ def _paddle_layers():
 
         # k, exp, c, se, act, stride
         CFG = (
-            [3, 16, 16, True, "relu", 2],        # 1/4
-            [3, 40, 24, False, "relu", 2],       # 1/8
+            [3, 16, 16, True, "relu", 2],  # 1/4
+            [3, 40, 24, False, "relu", 2],  # 1/8
             [3, 48, 24, False, "relu", 1],
-            [5, 48, 24, True, "hardswish", 2],   # 1/16
+            [5, 48, 24, True, "hardswish", 2],  # 1/16
             [5, 96, 24, True, "hardswish", 1],
             [5, 72, 32, True, "hardswish", 1],
             [5, 144, 48, True, "hardswish", 2],  # 1/32
@@ -503,7 +573,7 @@ def _paddle_layers():
             super().__init__()
             self.num_heads = num_heads
             self.head_dim = dim // num_heads
-            self.scale = self.head_dim ** -0.5
+            self.scale = self.head_dim**-0.5
             self.qkv = nn.Linear(dim, dim * 3)
             self.proj = nn.Linear(dim, dim)
             self.dim = dim
@@ -540,15 +610,15 @@ def _paddle_layers():
     class RecBackbone(nn.Layer):
         def __init__(self):
             super().__init__()
-            self.conv1 = ConvBNLayer(3, 16, 3, stride=2, act="hardswish")          # H/2, W/2
+            self.conv1 = ConvBNLayer(3, 16, 3, stride=2, act="hardswish")  # H/2, W/2
             self.block1 = ResidualUnit(16, 32, 24, 3, 1, True, "relu")
-            self.pool1 = nn.MaxPool2D(kernel_size=(2, 1), stride=(2, 1))           # H/4
+            self.pool1 = nn.MaxPool2D(kernel_size=(2, 1), stride=(2, 1))  # H/4
             self.block2 = ResidualUnit(24, 64, 32, 3, 1, False, "hardswish")
-            self.conv2 = ConvBNLayer(32, 48, 3, stride=(2, 1), act="hardswish")    # H/8
+            self.conv2 = ConvBNLayer(32, 48, 3, stride=(2, 1), act="hardswish")  # H/8
             self.block3 = ResidualUnit(48, 96, 48, 5, 1, True, "hardswish")
-            self.pool2 = nn.MaxPool2D(kernel_size=(2, 1), stride=(2, 1))           # H/16
+            self.pool2 = nn.MaxPool2D(kernel_size=(2, 1), stride=(2, 1))  # H/16
             self.conv3 = ConvBNLayer(48, 64, 1, act="relu")
-            self.pool3 = nn.MaxPool2D(kernel_size=2, stride=2)                     # H/32, W/4
+            self.pool3 = nn.MaxPool2D(kernel_size=2, stride=2)  # H/32, W/4
 
         def forward(self, x):
             x = self.pool1(self.block1(self.conv1(x)))
@@ -557,8 +627,8 @@ def _paddle_layers():
 
     class Im2Seq(nn.Layer):
         def forward(self, x):
-            x = x.squeeze(axis=2)            # [B, C, W]
-            return x.transpose([0, 2, 1])   # [B, W, C]
+            x = x.squeeze(axis=2)  # [B, C, W]
+            return x.transpose([0, 2, 1])  # [B, W, C]
 
     class SVTRNeck(nn.Layer):
         def __init__(self, cin=64, dim=64, depth=2, num_heads=4):
@@ -568,9 +638,9 @@ def _paddle_layers():
             self.norm = nn.LayerNorm(dim, epsilon=1e-6)
 
         def forward(self, x):
-            x = self.conv1(x)                              # [B, C, 1, W]
+            x = self.conv1(x)  # [B, C, 1, W]
             _, c, h, w = x.shape
-            z = x.flatten(2).transpose([0, 2, 1])          # [B, W, C]
+            z = x.flatten(2).transpose([0, 2, 1])  # [B, W, C]
             for blk in self.blocks:
                 z = blk(z)
             z = self.norm(z)
@@ -663,8 +733,7 @@ def export_paddle(kind: str) -> dict:
         spec = [paddle.static.InputSpec(shape=[-1, 3, 32, -1], dtype="float32", name="x")]
         cases = [(1, 3, 32, 100), (3, 3, 32, 160)]
         gain = {"head.fc.weight": GAIN_REC}
-    _randomise_paddle(model, SEED + (1 if kind == "det" else 2), calib_shape=(4, *cases[1][1:]),
-                      head_gain=gain)
+    _randomise_paddle(model, SEED + (1 if kind == "det" else 2), calib_shape=(4, *cases[1][1:]), head_gain=gain)
     path = OUT_DIR / name
 
     # The PaddleOCR flow: save a static inference model with jit.save, then paddle2onnx it.
@@ -673,8 +742,9 @@ def export_paddle(kind: str) -> dict:
         static_model = paddle.jit.to_static(model, input_spec=spec, full_graph=True)
         paddle.jit.save(static_model, prefix)
         model_file = prefix + (".json" if os.path.exists(prefix + ".json") else ".pdmodel")
-        paddle2onnx.export(model_file, prefix + ".pdiparams", str(path), opset_version=PADDLE_OPSET,
-                           enable_onnx_checker=True)
+        paddle2onnx.export(
+            model_file, prefix + ".pdiparams", str(path), opset_version=PADDLE_OPSET, enable_onnx_checker=True
+        )
         saved_format = "PIR json" if model_file.endswith(".json") else "pdmodel"
 
     checks = []
@@ -717,13 +787,32 @@ def write_readme(results: list[dict]) -> None:
         "pip install paddlepaddle==3.2.1 paddle2onnx==2.1.0  # 3.3.x breaks paddle2onnx 2.1.0 on Resize",
         "pip install torch==2.13.0                           # CPU build",
         "pip install transformers onnxscript",
-        "pip install \"onnx==<the project's version>\"         # paddle2onnx downgrades onnx to 1.17",
+        'pip install "onnx==<the project\'s version>"         # paddle2onnx downgrades onnx to 1.17',
         "HF_HUB_OFFLINE=1 python sample_models/export_real_models.py",
         "```",
         "",
         f"Verification: each model was run with onnxruntime {ort.__version__} at two concrete values of",
         f"its symbolic dims and compared with the framework's own eager output (atol={ATOL}, rtol={RTOL}).",
         f"onnx python package used while exporting: {onnx.__version__}.",
+        "",
+        "Things worth knowing when loading these graphs:",
+        "",
+        "- Paddle models (opset 11): paddle2onnx writes hardswish as `HardSigmoid(alpha=1/6, beta=0.5)` +",
+        "  `Mul` and hardsigmoid(slope=0.2) as `HardSigmoid(alpha=0.2)`; BatchNormalization is not folded",
+        "  into Conv and carries a `momentum` attribute; upsampling is `Resize(mode=nearest,",
+        "  coordinate_transformation_mode=asymmetric, nearest_mode=floor)` with an empty `roi` and",
+        "  constant `scales`; LayerNorm is decomposed (ReduceMean/Sub/Pow/Sqrt/Div); GELU is Erf-based;",
+        "  `ReduceMean`/`Squeeze`/`Unsqueeze` use the pre-13 `axes` attribute; `Softmax` uses opset-11",
+        "  (coerce-to-2D) semantics, always on the last axis here; many `Identity` nodes remain.",
+        "  Output is named `fetch_name_0`, symbolic dims `DynamicDimension.N` (exporter naming).",
+        "  The det model needs H and W divisible by 32 (FPN adds), the rec model any width >= 4.",
+        "- `bert_encoder_torch.onnx` (TorchScript exporter, opset 14): transformers 5.x builds the",
+        "  padding mask with Range/GreaterOrEqual/And/Expand/Where (boolean mask -> Where with the",
+        "  float32 minimum); LayerNorm is decomposed, GELU is Erf-based, many `Constant` nodes and",
+        "  Shape/Gather/Unsqueeze/Concat/Reshape chains. (The script's plain-torch fallback, used",
+        "  only without transformers, gives the classic `(1 - mask) * finfo.min` Cast/Sub/Mul form.)",
+        "- `bert_encoder_torch_dynamo.onnx` (dynamo exporter, opset 18): fused `LayerNormalization`,",
+        "  `Shape` with `start`/`end`, `Reshape(allowzero=1)`, a `GatherND`, far fewer nodes.",
         "",
     ]
     for r in results:
@@ -747,20 +836,37 @@ def write_readme(results: list[dict]) -> None:
         lines += [f"  - `{v['name']}`: {v['dtype']} {v['shape']}" for v in io["outputs"]]
         lines += ["- checked against the framework:"]
         for c in r["checks"]:
-            errs = ", ".join(f"out{o['output']} {tuple(o['shape'])} max|diff| {o['max_abs_err']:.1e}"
-                             for o in c["outputs"])
+            errs = ", ".join(
+                f"out{o['output']} {tuple(o['shape'])} max|diff| {o['max_abs_err']:.1e}" for o in c["outputs"]
+            )
             lines.append(f"  - {c['case']}: {errs}")
         lines += ["", f"Op histogram ({sum(hist.values())} nodes):", "", "| op_type | count |", "| --- | --- |"]
         lines += [f"| {k} | {v} |" for k, v in hist.items()]
         lines.append("")
     (OUT_DIR / "README.md").write_text("\n".join(lines))
-    (OUT_DIR / "provenance.json").write_text(json.dumps(
-        [{**r, "io": describe_io(OUT_DIR / r["file"]), "op_histogram": op_histogram(OUT_DIR / r["file"]),
-          "size_bytes": (OUT_DIR / r["file"]).stat().st_size} for r in results], indent=2) + "\n")
+    (OUT_DIR / "provenance.json").write_text(
+        json.dumps(
+            [
+                {
+                    **r,
+                    "io": describe_io(OUT_DIR / r["file"]),
+                    "op_histogram": op_histogram(OUT_DIR / r["file"]),
+                    "size_bytes": (OUT_DIR / r["file"]).stat().st_size,
+                }
+                for r in results
+            ],
+            indent=2,
+        )
+        + "\n"
+    )
 
 
-ORDER = ["ocr_det_db_paddle.onnx", "ocr_rec_crnn_paddle.onnx", "bert_encoder_torch.onnx",
-         "bert_encoder_torch_dynamo.onnx"]
+ORDER = [
+    "ocr_det_db_paddle.onnx",
+    "ocr_rec_crnn_paddle.onnx",
+    "bert_encoder_torch.onnx",
+    "bert_encoder_torch_dynamo.onnx",
+]
 
 
 def _merge_with_previous(results: list[dict]) -> list[dict]:
@@ -777,13 +883,16 @@ def _merge_with_previous(results: list[dict]) -> list[dict]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--only", default="bert,bert_dynamo,det,rec",
-                    help="comma list of: bert, bert_dynamo, det, rec")
-    ap.add_argument("--paddle-opset", type=int, default=PADDLE_OPSET,
-                    help="opset for paddle2onnx (default 11, as PaddleOCR documents; 14 gives HardSwish)")
-    args = ap.parse_args(argv)
     global PADDLE_OPSET
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--only", default="bert,bert_dynamo,det,rec", help="comma list of: bert, bert_dynamo, det, rec")
+    ap.add_argument(
+        "--paddle-opset",
+        type=int,
+        default=PADDLE_OPSET,
+        help="opset for paddle2onnx (default 11, as PaddleOCR documents; 14 gives HardSwish)",
+    )
+    args = ap.parse_args(argv)
     PADDLE_OPSET = args.paddle_opset
     OUT_DIR.mkdir(parents=True, exist_ok=True)
     wanted = [w.strip() for w in args.only.split(",") if w.strip()]

@@ -189,3 +189,16 @@ def test_randomized_light_model_is_not_uniform(name: str) -> None:
     probs = _class_probs(model, out)
     assert probs.size == 1000
     assert probs.max() > 0.001 + 1e-3, f"{name}: class probabilities are (nearly) uniform"
+
+
+@pytest.mark.parametrize("name", [s.name for s in ALL if s.kind == "exported" and s.input_shapes])
+def test_exported_sample_runs_at_its_default_input_shapes(name: str) -> None:
+    sample = samples.get_sample(name)
+    data = sample.read_bytes()
+    sess = ort.InferenceSession(data, providers=["CPUExecutionProvider"])
+    shapes = _parse_spec(sample.input_shapes)
+    assert set(shapes) == {i.name for i in sess.get_inputs()}
+    rng = np.random.default_rng(0)
+    feeds = {i.name: (np.ones(shapes[i.name], np.int64) if i.type == "tensor(int64)"
+                      else rng.standard_normal(shapes[i.name]).astype(np.float32)) for i in sess.get_inputs()}
+    assert all(np.isfinite(out).all() for out in _run_ort(data, feeds).values())

@@ -78,9 +78,8 @@ def float_kernel(fn: Callable[[Node, np.ndarray], np.ndarray]) -> KernelFn:
         x = inputs[0]
         assert x is not None
         work = x.astype(np.float32) if x.dtype.itemsize < 4 else x
-        with np.errstate(all="ignore"):
-            out = fn(node, work)
-        return [np.asarray(out).astype(x.dtype, copy=False)]
+        with np.errstate(all="ignore"):  # float16 overflow on the way back is inf too
+            return [np.asarray(fn(node, work)).astype(x.dtype, copy=False)]
 
     return kernel
 

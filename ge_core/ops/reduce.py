@@ -156,9 +156,9 @@ def _reduce(node: Node, inputs: list[np.ndarray | None]) -> list[np.ndarray]:
     else:
         axes = None if axes_in is None else [int(a) for a in axes_in.reshape(-1)]
     if not axes:
-        if _noop_when_empty(node):
-            return [x]
-        reduced = tuple(range(x.ndim))
+        # noop_with_empty_axes reduces nothing but still applies the op's elementwise part
+        # (ReduceL1 becomes Abs, ReduceSumSquare becomes Square), as the spec says
+        reduced = () if _noop_when_empty(node) else tuple(range(x.ndim))
     else:
         reduced = tuple(sorted(a + x.ndim if a < 0 else a for a in axes))
     out = REDUCERS[node.op_type](x, reduced)

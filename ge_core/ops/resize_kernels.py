@@ -25,8 +25,14 @@ class Taps:
 
 def source_coords(coord: str, in_len: int, out_len: int, scale: float,
                   span: tuple[float, float]) -> np.ndarray:
-    """Where each output position samples the input (coordinate_transformation_mode)."""
+    """Where each output position samples the input (coordinate_transformation_mode).
+
+    align_corners and tf_crop_and_resize divide by the *fractional* resized length scale * in_len, as
+    onnx.reference and ONNX's conformance data do (ORT uses the integer length; they differ only when
+    scales, not sizes, give a non-integral length).
+    """
     y = np.arange(out_len, dtype=np.float64)
+    resized = scale * in_len
     if coord == "asymmetric":
         return y / scale
     if coord == "half_pixel":
@@ -34,14 +40,13 @@ def source_coords(coord: str, in_len: int, out_len: int, scale: float,
     if coord == "pytorch_half_pixel":
         return (y + 0.5) / scale - 0.5 if out_len > 1 else np.zeros(out_len)
     if coord == "align_corners":
-        return y * (in_len - 1) / (out_len - 1) if out_len > 1 else np.zeros(out_len)
+        return y * (in_len - 1) / (resized - 1) if resized != 1 else np.zeros(out_len)
     if coord == "half_pixel_symmetric":
-        adjustment = out_len / (scale * in_len)
-        offset = in_len / 2 * (1 - adjustment)
+        offset = in_len / 2 * (1 - out_len / resized)
         return offset + (y + 0.5) / scale - 0.5
     start, end = span  # tf_crop_and_resize
-    if out_len > 1:
-        return start * (in_len - 1) + y * (end - start) * (in_len - 1) / (out_len - 1)
+    if resized != 1:
+        return start * (in_len - 1) + y * (end - start) * (in_len - 1) / (resized - 1)
     return np.full(out_len, 0.5 * (start + end) * (in_len - 1))
 
 

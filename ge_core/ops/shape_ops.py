@@ -61,18 +61,21 @@ def reshape_target(node: Node, operands: list[Operand | None], in_shape: tuple[i
 
 def _resolve_minus_one(node: Node, operands: list[Operand | None], in_shape: tuple[int, ...],
                        target: list[int], out: list[int]) -> list[int]:
-    total = _product(in_shape)
+    """Infer the -1 (or check the element count). Dims copied by 0 appear on both sides and cancel,
+    so `[0, -1]` on an input with an unknown batch dim still resolves the -1."""
+    copied = {i for i, d in enumerate(target) if d == 0 and out[i] == in_shape[i] and out[i] != 0}
+    total = _product([d for i, d in enumerate(in_shape) if i not in copied])
+    rest = _product([d for i, d in enumerate(out) if i not in copied and target[i] != -1])
     if -1 in target:
         at = target.index(-1)
-        rest = _product([d for i, d in enumerate(out) if i != at])
         if total < 0 or rest < 0:
             out[at] = UNK
         elif rest == 0 or total % rest:
-            raise shape_error(node, operands, f"cannot reshape {total} elements into {target}")
+            raise shape_error(node, operands, f"cannot reshape {_product(in_shape)} elements into {target}")
         else:
             out[at] = total // rest
-    elif total >= 0 and _product(out) >= 0 and _product(out) != total:
-        raise shape_error(node, operands, f"cannot reshape {total} elements into {target} "
+    elif total >= 0 and rest >= 0 and total != rest:
+        raise shape_error(node, operands, f"cannot reshape {_product(in_shape)} elements into {target} "
                                           f"({_product(out)} elements)")
     return out
 
@@ -111,7 +114,11 @@ def operands_of(inputs: list[np.ndarray | None]) -> list[Operand | None]:
 def _infer_flatten(node: Node, operands: list[Operand | None]) -> list[TensorDesc]:
     require_inputs(node, operands, 1, 1)
     x = operand(node, operands, 0).desc
-    axis = normalize_axis(node, operands, int(node.attr("axis", 1)), x.rank, extra=1)
+    axis = int(node.attr("axis", 1))
+    if not -x.rank <= axis <= x.rank:
+        raise shape_error(node, operands, f"axis={axis} is out of range for rank {x.rank} "
+                                          f"(valid: {-x.rank}..{x.rank})")
+    axis = axis + x.rank if axis < 0 else axis
     return [like(x, [_product(x.shape[:axis]), _product(x.shape[axis:])])]
 
 

@@ -1,0 +1,49 @@
+"""Data frames and number formats for the UI's summary tables and charts (pure; pandas only)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pandas as pd
+
+from ge_core.ops import REGISTRY
+from ge_core.summary import ModelSummary, TensorInfo
+
+
+def tensor_table(tensors: Sequence[TensorInfo]) -> pd.DataFrame:
+    """One row per graph input/output: name, dtype, dims (symbolic names kept, e.g. [batch, 64])."""
+    rows = [{"name": t.name, "dtype": t.dtype, "dims": "[" + ", ".join(t.dims) + "]"} for t in tensors]
+    return pd.DataFrame(rows, columns=["name", "dtype", "dims"])
+
+
+def op_table(summary: ModelSummary) -> pd.DataFrame:
+    """One row per op type: count and fusion category ("unsupported" when there is no kernel).
+
+    Sorted by count (descending), then by name, so the table and the bar chart read the same way.
+    """
+    unsupported = {op.rpartition("::")[2] for op in summary.unsupported}
+    rows = []
+    for op, count in summary.op_histogram.items():
+        opdef = None if op in unsupported else REGISTRY.get(op)
+        category = "unsupported" if opdef is None else opdef.category.value
+        rows.append({"op": op, "count": count, "category": category})
+    frame = pd.DataFrame(rows, columns=["op", "count", "category"])
+    return frame.sort_values(["count", "op"], ascending=[False, True], ignore_index=True)
+
+
+def format_count(n: int) -> str:
+    """12,345 -> '12.3 k'; small numbers as they are."""
+    for unit, size in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if n >= size:
+            return f"{n / size:.1f} {unit}"
+    return str(n)
+
+
+def format_bytes(n: int) -> str:
+    """Bytes in binary units: 1536 -> '1.5 KiB'."""
+    size = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if size < 1024 or unit == "GiB":
+            return f"{n} B" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{n} B"  # unreachable: the loop returns at GiB

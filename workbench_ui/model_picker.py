@@ -1,0 +1,102 @@
+"""The sidebar's model picker, shared by every page: a bundled sample or an uploaded .onnx file."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import streamlit as st
+
+from ge_core.samples import DEFAULT_SAMPLE, Sample, list_samples, sample_bytes
+from ge_core.viz import format_bytes
+
+SOURCE_KEY = "ge_source"
+SAMPLE_KEY = "sample"  # also the URL query parameter: ?sample=mlp opens that sample
+UPLOAD_KEY = "ge_upload"
+SOURCES = ("Sample", "Upload")
+
+KIND_LABELS = {
+    "sample": "Built sample",
+    "broken": "Broken on purpose",
+    "light": "Real architecture (ONNX test models)",
+    "exported": "Framework export",
+    "upload": "Uploaded file",
+}
+_KIND_PREFIX = {"sample": "Sample", "broken": "Broken", "light": "Zoo", "exported": "Export"}
+
+
+@dataclass(frozen=True)
+class ModelChoice:
+    """What the user picked. `key` names the model bytes for the import cache; `fetch` reads them."""
+
+    key: str
+    title: str
+    description: str
+    kind: str  # a sample kind, or "upload"
+    default_spec: str  # ATC-style input shapes to start from ("" when static)
+    fetch: Callable[[], bytes]
+
+
+def pick_model() -> ModelChoice | None:
+    """Sidebar: sample or upload. None while "Upload" is chosen and no file is uploaded yet."""
+    st.sidebar.header("Model")
+    source = st.sidebar.radio("Source", SOURCES, horizontal=True, key=SOURCE_KEY, persist_state="session",
+                              label_visibility="collapsed")
+    choice = _upload_choice() if source == "Upload" else _sample_choice()
+    if choice is not None:
+        st.sidebar.caption(f"**{KIND_LABELS[choice.kind]}.** {choice.description}")
+    return choice
+
+
+def _sample_choice() -> ModelChoice:
+    samples = {s.name: s for s in list_samples()}
+    names = list(samples)  # list_samples() orders them by kind: built, broken, real, exported
+    default = DEFAULT_SAMPLE if DEFAULT_SAMPLE in names else names[0]
+    wanted = st.query_params.get(SAMPLE_KEY, default)  # a shared link opens its sample
+    index = names.index(wanted) if wanted in names else names.index(default)
+    name = st.sidebar.selectbox("Sample model", names, index=index, key=SAMPLE_KEY, persist_state="session",
+                                format_func=lambda n: sample_label(samples[n]),
+                                help="Built samples are small models made for one lesson each; broken ones "
+                                     "show how refusals read; zoo models are real architectures.")
+    _sync_query_param(name, default)
+    sample = samples[name]
+    return ModelChoice(f"sample:{name}:{_stamp(sample.path)}", sample.title, sample.description, sample.kind,
+                       sample.input_shapes, functools.partial(sample_bytes, name))
+
+
+def _upload_choice() -> ModelChoice | None:
+    file = st.sidebar.file_uploader(
+        "ONNX model", type=["onnx"], key=UPLOAD_KEY,
+        help="Weights must be inside the .onnx file: uploads that reference external data files are refused.")
+    if file is None:
+        return None
+    data = file.getvalue()
+    digest = hashlib.sha256(data).hexdigest()
+    return ModelChoice(f"upload:{digest}", file.name, f"{format_bytes(len(data))}, sha256 {digest[:12]}…",
+                       "upload", "", lambda: data)
+
+
+def _sync_query_param(name: str, default: str) -> None:
+    """Keep ?sample=NAME in the URL (plain names, unlike bind="query-params", which writes labels)."""
+    if name == default:
+        st.query_params.pop(SAMPLE_KEY, None)
+    elif st.query_params.get(SAMPLE_KEY) != name:
+        st.query_params[SAMPLE_KEY] = name
+
+
+def sample_label(sample: Sample) -> str:
+    """`Broken · unsupported operators`: the kind first, so the list reads as groups."""
+    prefix = _KIND_PREFIX.get(sample.kind, sample.kind)
+    return f"{prefix} · {sample.title.removeprefix('Broken: ')}"
+
+
+def _stamp(path: Path) -> str:
+    """Changes when the sample file is rebuilt, so the cache never serves a stale import."""
+    try:
+        stat = path.stat()
+    except OSError:
+        return "missing"
+    return f"{stat.st_mtime_ns}-{stat.st_size}"

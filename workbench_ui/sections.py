@@ -1,0 +1,127 @@
+"""The sections of the Model view: header, legality report, summary, graph drawing, text form."""
+
+from __future__ import annotations
+
+import altair as alt
+import streamlit as st
+
+from ge_core.ir.graph import Graph
+from ge_core.summary import ModelSummary
+from ge_core.viz import (
+    category_legend,
+    format_bytes,
+    format_count,
+    graph_to_dot,
+    legend_to_dot,
+    op_table,
+    tensor_table,
+)
+from workbench_ui.loading import LoadOutcome
+from workbench_ui.model_picker import ModelChoice
+from workbench_ui.text import head_lines, md_escape, problems_markdown
+
+INTRO = (
+    "**What am I looking at?** GE Workbench imports an ONNX model into a **GE Graph**, the graph IR of "
+    "Ascend CANN's Graph Engine: operator nodes joined by tensors, each tensor with a shape and dtype "
+    "worked out by shape inference. The import runs a **legality check** that lists, all at once, "
+    "everything the compiler could not handle (operators without a kernel, shape errors) before any "
+    "compile pass runs. Pick a sample or upload a model in the sidebar."
+)
+TEXT_FORM_LINES = 3000
+DEFAULT_MAX_NODES = 1500
+DIRECTIONS = {"TB": "Top to bottom", "LR": "Left to right"}
+
+
+def show_model(choice: ModelChoice, outcome: LoadOutcome) -> None:
+    st.subheader(md_escape(choice.title))
+    if outcome.result is None or outcome.summary is None:
+        show_load_error(outcome)
+        return
+    show_legality(outcome.summary)
+    show_summary(outcome.summary)
+    show_graph(outcome.result.graph)  # draws the text form too
+
+
+def show_load_error(outcome: LoadOutcome) -> None:
+    st.error(md_escape(outcome.error))
+    if outcome.exception is not None:
+        with st.expander("Traceback (for the bug report)"):
+            st.exception(outcome.exception)
+
+
+def show_legality(summary: ModelSummary) -> None:
+    if summary.ok:
+        st.success("Legality check passed: every operator has a kernel and every shape is known.")
+    else:
+        st.error(problems_markdown(summary))
+
+
+def show_summary(summary: ModelSummary) -> None:
+    cols = st.columns(4)
+    cols[0].metric("Nodes", f"{summary.nodes:,}")
+    cols[1].metric("Operator types", len(summary.op_histogram))
+    cols[2].metric("Parameters", format_count(summary.parameters),
+                   help=f"{summary.parameters:,} elements held by constants (weights, biases, shapes)")
+    cols[3].metric("Weights", format_bytes(summary.parameter_bytes), help=f"{summary.parameter_bytes:,} bytes")
+    left, right = st.columns(2)
+    with left:
+        st.markdown("**Inputs**")
+        st.dataframe(tensor_table(summary.inputs), hide_index=True)
+    with right:
+        st.markdown("**Outputs**")
+        st.dataframe(tensor_table(summary.outputs), hide_index=True)
+    if summary.op_histogram:
+        show_op_chart(summary)
+
+
+def show_op_chart(summary: ModelSummary) -> None:
+    """Op histogram as bars coloured like the graph's boxes (fusion category)."""
+    st.markdown("**Operators** (nodes per type, coloured by fusion category)")
+    ops = op_table(summary)
+    names, colours = zip(*category_legend(), strict=True)
+    chart = alt.Chart(ops).mark_bar().encode(
+        x=alt.X("count:Q", title="nodes", axis=alt.Axis(format="d", tickMinStep=1)),
+        y=alt.Y("op:N", sort=None, title=None,  # op_table is already sorted by count
+                axis=alt.Axis(labelOverlap=False, labelLimit=240)),
+        color=alt.Color("category:N", scale=alt.Scale(domain=list(names), range=list(colours)),
+                        legend=alt.Legend(title="category", orient="right")),
+        tooltip=["op", "count", "category"],
+    ).properties(height=alt.Step(20))  # 20 px per op type, however many there are
+    st.altair_chart(chart)
+
+
+def show_graph(graph: Graph) -> None:
+    st.markdown("#### The GE Graph")
+    direction, limit, _ = st.columns([2, 2, 3])
+    rankdir = direction.segmented_control("Direction", list(DIRECTIONS), default="TB", required=True,
+                                          format_func=DIRECTIONS.get, key="ge_rankdir",
+                                          persist_state="session") or "TB"
+    max_nodes = limit.number_input("Nodes drawn at most", min_value=10, max_value=5000,
+                                   value=DEFAULT_MAX_NODES, step=100, key="ge_max_nodes",
+                                   persist_state="session",
+                                   help="Big graphs take the browser a while to lay out; past this many "
+                                        "nodes (in topological order) the rest is left out.")
+    st.graphviz_chart(legend_to_dot())
+    st.caption("Constants (weights) are not drawn as nodes: each box lists the constants its op reads, "
+               "e.g. `W: f32[16,3,3,3]` on a Conv, then the shapes it produces. `?` marks a shape that "
+               "inference could not work out. Hover over a box or an edge for full names.")
+    view = graph_to_dot(graph, max_nodes=int(max_nodes), rankdir=rankdir)
+    if view.truncated:
+        st.warning(view.note)
+    if rankdir == "TB":  # a tall drawing leaves room beside it: put the text form there
+        drawing, side = st.columns([3, 2])
+        drawing.graphviz_chart(view.source)
+        with side:
+            show_text_form(graph)
+    else:
+        st.graphviz_chart(view.source)
+        show_text_form(graph)
+
+
+def show_text_form(graph: Graph) -> None:
+    with st.expander("Text form of the GE Graph (what tests, dumps and error messages use)"):
+        text, cut = head_lines(graph.to_text(), TEXT_FORM_LINES)
+        st.code(text, language=None, wrap_lines=True)
+        if cut:
+            st.caption(f"The last {cut:,} lines are not shown here; `python -m ge_core inspect` and the "
+                       "dumps have the full text.")

@@ -1,0 +1,40 @@
+"""The sidebar's input-shape box (ATC's --input_shape), one per model, shown for symbolic dims."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from workbench_ui.loading import LoadOutcome, symbolic_inputs
+from workbench_ui.model_picker import ModelChoice
+from workbench_ui.text import code_span, md_escape
+
+SHAPE_HELP = (
+    "Sizes for the model's symbolic dims, written as ATC's `--input_shape` takes them: `name:d0,d1,...` "
+    "per input, inputs separated by `;`, e.g. `x:1,3,224,224;mask:1,128`. Only symbolic dims can be "
+    "set. Press Enter to apply."
+)
+
+
+def spec_key(choice: ModelChoice) -> str:
+    """One box per model, so switching models starts from that model's default spec."""
+    return f"ge_shapes:{choice.key}"
+
+
+def current_spec(choice: ModelChoice) -> str:
+    """The spec to import with: the box's value from the last run, else the model's default.
+
+    Read before the box is drawn, because whether the box is drawn depends on the import.
+    """
+    return str(st.session_state.get(spec_key(choice), choice.default_spec) or "")
+
+
+def shape_box(choice: ModelChoice, outcome: LoadOutcome) -> None:
+    """Draw the box when the model has symbolic dims, or when a spec is set (so a bad one can be fixed)."""
+    symbolic = symbolic_inputs(outcome.result.graph) if outcome.result is not None else {}
+    if not symbolic and not current_spec(choice):
+        return
+    st.sidebar.text_input("Input shapes", value=choice.default_spec, key=spec_key(choice), help=SHAPE_HELP,
+                          placeholder="x:1,3,224,224;mask:1,128")
+    if symbolic:
+        dims = "; ".join(f"{code_span(name)}: {md_escape(', '.join(params))}" for name, params in symbolic.items())
+        st.sidebar.caption(f"Symbolic dims: {dims}")
