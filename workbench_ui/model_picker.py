@@ -18,14 +18,8 @@ SAMPLE_KEY = "sample"  # also the URL query parameter: ?sample=mlp opens that sa
 UPLOAD_KEY = "ge_upload"
 SOURCES = ("Sample", "Upload")
 
-KIND_LABELS = {
-    "sample": "Built sample",
-    "broken": "Broken on purpose",
-    "light": "Real architecture (ONNX test models)",
-    "exported": "Framework export",
-    "upload": "Uploaded file",
-}
-_KIND_PREFIX = {"sample": "Sample", "broken": "Broken", "light": "Zoo", "exported": "Export"}
+# Shown before each sample's title, so the list reads as groups (list_samples() orders it by kind).
+KIND_PREFIX = {"sample": "Sample", "broken": "Broken", "light": "Zoo", "exported": "Export"}
 
 
 @dataclass(frozen=True)
@@ -47,7 +41,7 @@ def pick_model() -> ModelChoice | None:
                               label_visibility="collapsed")
     choice = _upload_choice() if source == "Upload" else _sample_choice()
     if choice is not None:
-        st.sidebar.caption(f"**{KIND_LABELS[choice.kind]}.** {choice.description}")
+        st.sidebar.caption(choice.description)
     return choice
 
 
@@ -75,7 +69,8 @@ def _upload_choice() -> ModelChoice | None:
         return None
     data = file.getvalue()
     digest = hashlib.sha256(data).hexdigest()
-    return ModelChoice(f"upload:{digest}", file.name, f"{format_bytes(len(data))}, sha256 {digest[:12]}…",
+    return ModelChoice(f"upload:{digest}", file.name,
+                       f"Uploaded file: {format_bytes(len(data))}, sha256 {digest[:12]}…",
                        "upload", "", lambda: data)
 
 
@@ -89,7 +84,7 @@ def _sync_query_param(name: str, default: str) -> None:
 
 def sample_label(sample: Sample) -> str:
     """`Broken · unsupported operators`: the kind first, so the list reads as groups."""
-    prefix = _KIND_PREFIX.get(sample.kind, sample.kind)
+    prefix = KIND_PREFIX.get(sample.kind, sample.kind)
     return f"{prefix} · {sample.title.removeprefix('Broken: ')}"
 
 

@@ -12,7 +12,9 @@ from ge_core.summary import ModelSummary, TensorInfo
 
 def tensor_table(tensors: Sequence[TensorInfo]) -> pd.DataFrame:
     """One row per graph input/output: name, dtype, dims (symbolic names kept, e.g. [batch, 64])."""
-    rows = [{"name": t.name, "dtype": t.dtype, "dims": "[" + ", ".join(t.dims) + "]"} for t in tensors]
+    rows = [{"name": t.name, "dtype": t.dtype, "dims": "[" + ", ".join(t.dims) + "]"}
+            if t.dtype != "undefined" else {"name": t.name, "dtype": "?", "dims": "? (not inferred)"}
+            for t in tensors]
     return pd.DataFrame(rows, columns=["name", "dtype", "dims"])
 
 

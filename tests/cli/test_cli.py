@@ -136,3 +136,21 @@ def test_debug_flag_shows_the_traceback(tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, "-m", "ge_core", "inspect", str(path), "--debug"], cwd=REPO,
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode != 0 and "Traceback" in proc.stderr
+
+
+@pytest.mark.parametrize(("sample", "words"), [
+    ("unsupported_op", ("'If'", "NonMaxSuppression", "com.example::FancyOp")),
+    ("shape_mismatch", ("MatMul", "Add", "[1,3,4]", "[5,6]", "[1,8]", "[1,3]")),
+])
+def test_broken_samples_are_refused_listing_every_problem(
+        sample: str, words: tuple[str, ...], capsys: pytest.CaptureFixture[str]) -> None:
+    for verb in ("inspect", "run"):
+        code, _, err = run_cli([verb, f"sample:{sample}"], capsys)
+        assert code == 3
+        for w in words:
+            assert w in err, f"{w!r} not in {err}"
+
+
+def test_unknown_sample_lists_the_known_ones(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run_cli(["inspect", "sample:nope"], capsys)
+    assert code == 2 and "conv_bn_relu" in err

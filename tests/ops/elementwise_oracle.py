@@ -65,7 +65,8 @@ def run_ge(op_type: str, inputs: Arrays, attrs: dict[str, Any] | None = None, op
     outs = op.kernel(node, frozen)[:n_outputs]
     assert all(isinstance(o, np.ndarray) for o in outs), "kernels return arrays (not numpy scalars)"
     for out, desc in zip(outs, descs, strict=False):
-        assert out.dtype.name == desc.dtype or desc.dtype == "bfloat16", (out.dtype, desc.dtype)
+        dtype = "str" if out.dtype.kind in "OUS" else out.dtype.name
+        assert dtype == desc.dtype or desc.dtype == "bfloat16", (out.dtype, desc.dtype)
         assert out.shape == desc.shape, (out.shape, desc.shape)
     for x, orig in zip(frozen, before, strict=True):
         if x is not None:

@@ -153,12 +153,12 @@ def test_cast_semantics() -> None:
 
 
 def test_cast_to_bfloat16_rounds_to_nearest_even() -> None:
-    x = np.array([1.0, 1.00390625, 1.005859375, 1.0078125 + 2**-9, -3.14159, 3.4e38, np.inf, np.nan, 1e-40],
+    x = np.array([1.0, 1.00390625, 1.005859375, 1.0078125 + 2**-8, -3.14159, 3.4e38, np.inf, np.nan, 1e-40],
                  np.float32)
     (got,) = run_ge("Cast", [x], {"to": TensorProto.BFLOAT16})
     assert got.dtype == np.float32  # bfloat16 values held in float32
-    assert got[0] == 1.0 and got[1] == 1.0  # a tie rounds to the even mantissa
-    assert got[2] == 1.0078125 and got[3] == 1.015625
+    assert got[0] == 1.0 and got[1] == 1.0  # a tie rounds down to the even mantissa...
+    assert got[2] == 1.0078125 and got[3] == 1.015625  # ...or up to it
     assert got[5] == np.inf and got[6] == np.inf and np.isnan(got[7])
     ml_dtypes = pytest.importorskip("ml_dtypes")
     want = x.astype(ml_dtypes.bfloat16).astype(np.float32)
@@ -209,7 +209,9 @@ def test_identity() -> None:
 
 @pytest.mark.parametrize("opset", [10, 11])
 def test_dropout_ratio_attribute(opset: int) -> None:
-    check("Dropout", [F], {"ratio": 0.3}, opset=opset, n_outputs=2)
+    # ORT reports an all-False mask for Dropout-10/11 in inference; onnx.reference (and opset 12+ ORT) all-True
+    check("Dropout", [F], {"ratio": 0.3}, opset=opset, n_outputs=2, oracle="reference")
+    check("Dropout", [F], {"ratio": 0.3}, opset=opset, n_outputs=1)
     check("Dropout", [F], {}, opset=opset, n_outputs=1)
 
 
@@ -273,13 +275,17 @@ XFAIL = [
     (r"FLOAT8|FLOAT4E2M1|INT4|UINT4|INT2|UINT2|e8m0", "float8/4-bit/2-bit dtypes are not supported"),
     # strings are compared and selected, not converted
     (r"_STRING", "Cast to/from string is not supported"),
-    # the shared harness feeds bfloat16 data as uint16 bits; test_cast_bfloat16_conformance_bits covers it
-    (r"BFLOAT16", "the conformance harness cannot feed/compare bfloat16 yet"),
     # inference only: Dropout with training_mode=true and ratio > 0 is refused (zero_ratio cases pass)
     (r"^test_training_dropout(_default)?(_mask)?$", "Dropout training mode is not supported"),
     # sequences and optionals are not tensors
     (r"^test_identity_(sequence|opt)$", "sequence/optional types are not supported"),
 ]
+
+
+def _arrays(values: list[object]) -> list[np.ndarray]:
+    """The Cast cases store their data as TensorProtos, which the shared harness feeds as-is: decode them
+    here (bfloat16 into float32, as the frontend holds it)."""
+    return [_bf16_tensor_as_float32(v) if isinstance(v, TensorProto) else np.asarray(v) for v in values]
 
 
 def _xfail_reason(name: str) -> str | None:
@@ -293,6 +299,7 @@ def test_conformance(case) -> None:  # type: ignore[no-untyped-def]
         pytest.xfail(reason)
     if any(n.op_type == "Constant" for n in case.model.graph.node) and "Constant" not in REGISTRY:
         pytest.skip("the Constant op belongs to another family and is not registered yet")
+    case = dataclasses.replace(case, data_sets=[(_arrays(i), _arrays(o)) for i, o in case.data_sets])
     if case.model.opset_import[0].version < 9:
         # And/Or/Xor/Not cases are written against opsets 1/7, below what the frontend reads (9+):
         # upgrade them as the frontend's error message advises, then run.
