@@ -7,7 +7,8 @@ Four kinds of sample:
 - `light`:    the real architectures onnx ships as test data (`onnx/backend/test/data/light`). Their
               weights are ConstantOfShape nodes that fill every weight with one constant, so every class
               comes out equally likely whatever a backend computes; they are served with seeded random
-              weights instead (`randomize_weights`), so a numeric comparison means something;
+              weights instead (`randomize_weights`) and BatchNorm statistics calibrated on a seeded
+              input (`ge_core.calibrate`), so a numeric comparison means something;
 - `exported`: models exported from real frameworks into sample_models/exported/, when present.
 """
 
@@ -23,6 +24,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
+from ge_core.calibrate import calibrate_batch_norms
 from ge_core.errors import ModelError, UsageError
 
 SampleKind = Literal["sample", "broken", "light", "exported"]
@@ -63,7 +65,8 @@ class Sample:
         return path if self.kind == "sample" and path.exists() else None
 
     def read_bytes(self) -> bytes:
-        """The serialized model; light models come with seeded random weights (cached per process)."""
+        """The serialized model; light models come with seeded random weights and calibrated BatchNorm
+        statistics (cached per process)."""
         if not self.path.exists():
             raise ModelError(f"sample '{self.name}': file {self.path} is missing.",
                              hint="Rebuild the samples with: python sample_models/build_samples.py")
@@ -191,13 +194,20 @@ def get_sample(name: str) -> Sample:
 
 
 def sample_bytes(name: str) -> bytes:
-    """The serialized model of a sample; light models come with seeded random weights (cached)."""
+    """The serialized model of a sample; light models come with seeded random weights and calibrated
+    BatchNorm statistics (cached)."""
     return get_sample(name).read_bytes()
 
 
 @functools.lru_cache(maxsize=4)  # vgg19 alone is ~570 MB once randomized: keep only a few
 def _randomized_bytes(path: Path, seed: int) -> bytes:
-    return randomize_weights(onnx.load(str(path)), seed).SerializeToString()
+    return light_model(onnx.load(str(path)), seed).SerializeToString()
+
+
+def light_model(model: onnx.ModelProto, seed: int = 0) -> onnx.ModelProto:
+    """A light model as served: seeded random weights, then BatchNorm statistics calibrated on a seeded
+    input so BN really normalises (without it resnet50's logits reach ~1e5 and its softmax is one-hot)."""
+    return calibrate_batch_norms(randomize_weights(model, seed), seed, in_place=True)
 
 
 def _uses_external_data(model: onnx.ModelProto) -> bool:

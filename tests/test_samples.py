@@ -11,7 +11,8 @@ import onnx
 import onnxruntime as ort
 import pytest
 
-from ge_core import samples
+import ge_core
+from ge_core import calibrate, samples
 from ge_core.errors import UsageError
 
 REPO = Path(__file__).resolve().parents[1]
@@ -173,8 +174,10 @@ def test_randomize_weights_is_seeded_and_keeps_the_model_valid() -> None:
 def test_light_sample_bytes_are_randomized_and_cached() -> None:
     data = samples.sample_bytes("squeezenet")
     assert data is samples.sample_bytes("squeezenet")
-    assert data == samples.randomize_weights(onnx.load(str(samples.get_sample("squeezenet").path)),
-                                             samples.LIGHT_SEED).SerializeToString()
+    original = onnx.load(str(samples.get_sample("squeezenet").path))
+    assert data == samples.light_model(original, samples.LIGHT_SEED).SerializeToString()
+    # squeezenet has no BatchNormalization: calibration leaves the randomized model as it is
+    assert data == samples.randomize_weights(original, samples.LIGHT_SEED).SerializeToString()
 
 
 LIGHT_FAST = ["squeezenet", "resnet50"]
@@ -202,3 +205,71 @@ def test_exported_sample_runs_at_its_default_input_shapes(name: str) -> None:
     feeds = {i.name: (np.ones(shapes[i.name], np.int64) if i.type == "tensor(int64)"
                       else rng.standard_normal(shapes[i.name]).astype(np.float32)) for i in sess.get_inputs()}
     assert all(np.isfinite(out).all() for out in _run_ort(data, feeds).values())
+
+
+# --- calibrated BatchNorm statistics --------------------------------------------------------------------
+
+
+def _logits(data: bytes) -> np.ndarray:
+    """A light model's logits on the seed-0 image: its Softmax input if it ends in Softmax, else its output."""
+    model = onnx.load_from_string(data)
+    out = model.graph.output[0].name
+    producer = next(n for n in model.graph.node if out in n.output)
+    if producer.op_type == "Softmax":
+        out = producer.input[0]
+        model.graph.output.append(onnx.helper.make_empty_tensor_value_info(out))
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    (logits,) = sess.run([out], _image_feed(model))
+    return logits.reshape(-1).astype(np.float64)
+
+
+def _bn_stats(model: onnx.ModelProto) -> dict[str, np.ndarray]:
+    bn_inputs = {name for n in model.graph.node if n.op_type == "BatchNormalization" for name in n.input[3:5]}
+    return {t.name: onnx.numpy_helper.to_array(t) for t in model.graph.initializer if t.name in bn_inputs}
+
+
+@pytest.mark.parametrize("name", ["resnet50", "shufflenet", *(pytest.param(n, marks=pytest.mark.slow)
+                                                             for n in ("densenet121", "inception_v2"))])
+def test_calibrated_light_model_is_not_saturated(name: str) -> None:
+    # Uncalibrated, resnet50's logits reach ~2e5 and shufflenet's ~5e6: the softmax is exactly one-hot.
+    logits = _logits(samples.sample_bytes(name))
+    assert np.isfinite(logits).all() and logits.size == 1000
+    assert np.abs(logits).max() < 50, f"{name}: logits up to {np.abs(logits).max():.3g}"
+    assert logits.std() > 0.1, f"{name}: logits barely differ"
+    e = np.exp(logits - logits.max())
+    assert (e / e.sum()).max() < 0.999, f"{name}: the softmax is saturated"
+
+
+def test_calibration_is_seeded_and_matches_the_batch_norm_inputs() -> None:
+    original = samples.get_sample("conv_bn_relu").load()
+    before = original.SerializeToString()
+    a = calibrate.calibrate_batch_norms(original, seed=0)
+    assert original.SerializeToString() == before, "the input model must not be modified"
+    assert a.SerializeToString() == calibrate.calibrate_batch_norms(original, seed=0).SerializeToString()
+    b = calibrate.calibrate_batch_norms(original, seed=1)
+    stats_a, stats_b = _bn_stats(a), _bn_stats(b)
+    assert len(stats_a) == 4 and all(not np.array_equal(stats_a[k], stats_b[k]) for k in stats_a)
+    assert all((v > 0).all() for k, v in stats_a.items() if "var" in k)
+    onnx.checker.check_model(a)
+    # ONNX Runtime on the calibration batch sees each BN input with exactly the written statistics.
+    feeds = calibrate.calibration_feeds(ge_core.load_onnx(a), seed=0)
+    probe = onnx.ModelProto()
+    probe.CopyFrom(a)
+    bns = [n for n in probe.graph.node if n.op_type == "BatchNormalization"]
+    probe.graph.output.extend(onnx.helper.make_empty_tensor_value_info(n.input[0]) for n in bns)
+    got = _run_ort(probe.SerializeToString(), feeds)
+    for node in bns:
+        x = got[node.input[0]].astype(np.float64)
+        np.testing.assert_allclose(stats_a[node.input[3]], x.mean(axis=(0, 2, 3)), rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(stats_a[node.input[4]], x.var(axis=(0, 2, 3)), rtol=1e-4, atol=1e-5)
+
+
+def test_light_model_calibration_is_deterministic() -> None:
+    original = onnx.load(str(samples.get_sample("shufflenet").path))
+    a = samples.light_model(original, seed=0)
+    assert a.SerializeToString() == samples.sample_bytes("shufflenet")
+    assert a.SerializeToString() == samples.light_model(original, seed=0).SerializeToString()
+    randomized = _bn_stats(samples.randomize_weights(original, seed=0))
+    calibrated = _bn_stats(a)
+    assert calibrated.keys() == randomized.keys() and len(calibrated) == 2 * 49
+    assert all(not np.array_equal(calibrated[k], randomized[k]) for k in calibrated)

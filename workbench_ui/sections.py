@@ -94,8 +94,8 @@ def show_graph(graph: Graph) -> None:
     st.markdown("#### The GE Graph")
     direction, limit, _ = st.columns([2, 2, 3])
     rankdir = direction.segmented_control("Direction", list(DIRECTIONS), default="TB", required=True,
-                                          format_func=DIRECTIONS.get, key="ge_rankdir",
-                                          persist_state="session") or "TB"
+                                          format_func=lambda d: DIRECTIONS[d], key="ge_rankdir",
+                                          persist_state="session")
     max_nodes = limit.number_input("Nodes drawn at most", min_value=10, max_value=5000,
                                    value=DEFAULT_MAX_NODES, step=100, key="ge_max_nodes",
                                    persist_state="session",

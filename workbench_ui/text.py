@@ -37,7 +37,7 @@ def problems_markdown(summary: ModelSummary) -> str:
     for op, users in summary.unsupported.items():
         shown = ", ".join(code_span(n) for n in users[:MAX_NODES_PER_OP])
         more = f" and {len(users) - MAX_NODES_PER_OP} more" if len(users) > MAX_NODES_PER_OP else ""
-        used_by = "node" if len(users) == 1 else f"{len(users)} nodes"
+        used_by = "node" if len(users) == 1 else f"{len(users)} nodes:"
         lines.append(f"- {code_span(op)} has no kernel; used by {used_by} {shown}{more}")
     lines += [f"- {md_escape(p)}" for p in summary.problems[:MAX_PROBLEMS]]
     if len(summary.problems) > MAX_PROBLEMS:

@@ -116,7 +116,7 @@ def _unary(fn: Callable[[np.ndarray], np.ndarray]) -> KernelFn:
 # ---- Clip -----------------------------------------------------------------------------------------
 def _clip_infer(node: Node, operands: list[Operand | None]) -> list[TensorDesc]:
     """Bounds are attributes before opset 11, optional scalar inputs of the input's dtype since."""
-    require_inputs(node, operands, 1, 3)
+    require_inputs(node, operands, 1, 3 if node.opset >= 11 else 1)
     desc = operand(node, operands, 0).desc
     check_dtype(node, operands, desc.dtype, NUMERIC)
     for index, name in ((1, "min"), (2, "max")):
@@ -157,7 +157,8 @@ def _prelu_infer(node: Node, operands: list[Operand | None]) -> list[TensorDesc]
     check_dtype(node, operands, dtype, NUMERIC)
     x, slope = operand(node, operands, 0).desc.shape, operand(node, operands, 1).desc.shape
     out = broadcast(node, operands, [x, slope])
-    if len(slope) > len(x) or any(0 <= xd != od >= 0 for xd, od in zip(x, out, strict=True)):
+    grows_x = any(xd >= 0 and od >= 0 and xd != od for xd, od in zip(x, out, strict=False))
+    if len(slope) > len(x) or grows_x:
         raise shape_error(node, operands, f"slope {list(slope)} must broadcast to the input's shape "
                                           f"{list(x)} without changing it")
     return [make_desc(out, dtype)]

@@ -32,9 +32,10 @@ def _dims_agree(a: int, b: int) -> bool:
 
 
 def _product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """a @ b as an array (numpy returns a scalar for 1-D @ 1-D)."""
     if a.dtype == np.float16:
-        return np.matmul(a.astype(np.float32), b.astype(np.float32)).astype(np.float16)
-    return np.matmul(a, b)
+        return np.asarray(np.matmul(a.astype(np.float32), b.astype(np.float32))).astype(np.float16)
+    return np.asarray(np.matmul(a, b))
 
 
 def _known(*dims: int) -> int:

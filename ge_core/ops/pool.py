@@ -40,7 +40,13 @@ def _input(node: Node, operands: list[Operand | None], dtypes: tuple[str, ...]) 
 def _window(node: Node, operands: list[Operand | None], x: TensorDesc, *, dilations: bool) -> Window:
     kernel = int_list(node, operands, "kernel_shape", x.rank - 2, None)
     ceil_mode = bool(node.attr("ceil_mode", 0))
-    return sliding_window(node, operands, x.shape[2:], kernel, ceil_mode=ceil_mode, dilations=dilations)
+    win = sliding_window(node, operands, x.shape[2:], kernel, ceil_mode=ceil_mode, dilations=dilations)
+    # As ONNX Runtime does: a pad as large as the kernel makes windows that see only padding.
+    for axis, (b, e, k) in enumerate(zip(win.pads_begin, win.pads_end, kernel, strict=True)):
+        if max(b, e) >= k:
+            raise shape_error(node, operands, f"pads {b},{e} on spatial axis {axis} must be smaller than "
+                                              f"the kernel ({k}); such windows would see only padding")
+    return win
 
 
 def _avg_dilations(node: Node) -> bool:

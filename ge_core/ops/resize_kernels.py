@@ -44,10 +44,13 @@ def source_coords(coord: str, in_len: int, out_len: int, scale: float,
     if coord == "half_pixel_symmetric":
         offset = in_len / 2 * (1 - out_len / resized)
         return offset + (y + 0.5) / scale - 0.5
-    start, end = span  # tf_crop_and_resize
+    # tf_crop_and_resize: the roi is float32 data; its products round in float32 as in onnx.reference
+    # and ORT, which decides ties of nearest rounding (x = 3.5 or 3.4999999)
+    start, end = np.float32(span[0]), np.float32(span[1])
     if resized != 1:
-        return start * (in_len - 1) + y * (end - start) * (in_len - 1) / (resized - 1)
-    return np.full(out_len, 0.5 * (start + end) * (in_len - 1))
+        return y * float(np.float32((end - start) * np.float32(in_len - 1))) / (resized - 1) + \
+            float(start * np.float32(in_len - 1))
+    return np.full(out_len, float((end - start) * np.float32(in_len - 1) / 2 + start * np.float32(in_len - 1)))
 
 
 def _nearest(x: np.ndarray, mode: str, scale: float) -> np.ndarray:

@@ -40,6 +40,7 @@ OUTPUT_FILL = "#e6f4e6"
 HIGHLIGHT_BORDER = "#1565c0"
 RANKDIRS = ("TB", "LR", "BT", "RL")
 
+UNDEFINED_TEXT = "?"  # shown for a shape inference could not work out
 NAME_WIDTH = 30  # node names longer than this are shortened in the middle (the tail says the most)
 MAX_CONST_LINES = 4  # constants listed per op box; the rest are counted
 MAX_OUTPUT_SHAPES = 3
@@ -222,12 +223,12 @@ def _outputs_text(graph: Graph, node: Node) -> str:
 def _desc_text(desc: TensorDesc | None) -> str:
     """`f32[1,64]`, or `?` while inference could not tell (unsupported op, or one upstream)."""
     if desc is None or desc.dtype == "undefined":
-        return "?"
+        return UNDEFINED_TEXT
     return desc.text()
 
 
 def _dtype(desc: TensorDesc) -> str:
-    return "?" if desc.dtype == "undefined" else SHORT_DTYPE.get(desc.dtype, desc.dtype)
+    return UNDEFINED_TEXT if desc.dtype == "undefined" else SHORT_DTYPE.get(desc.dtype, desc.dtype)
 
 
 def _truncation_note(shown: int, total: int, hidden_outputs: int) -> str:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
@@ -10,7 +11,7 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
-from onnx import helper
+from onnx import helper, numpy_helper
 from onnx.backend.test.case.test_case import TestCase
 from onnx.reference import ReferenceEvaluator
 
@@ -127,5 +128,26 @@ def check(op_type: str, inputs: Arrays, attrs: dict[str, Any] | None = None, ops
 
 def owner_of(case: TestCase, families: Sequence[set[str]]) -> int:
     """Index of the first family one of the case's ops belongs to (each case is tested in one file)."""
+    assert case.model is not None
     ops = {n.op_type for n in case.model.graph.node}
     return next(i for i, fam in enumerate(families) if ops & fam)
+
+
+def bfloat16_as_float32(value: object) -> np.ndarray:
+    """A conformance value as an array, bfloat16 widened to float32 as ge_core holds it (the data come
+    as TensorProtos with raw bfloat16 bits, or as ml_dtypes bfloat16 arrays)."""
+    if isinstance(value, onnx.TensorProto):
+        if value.data_type != onnx.TensorProto.BFLOAT16:
+            return numpy_helper.to_array(value)
+        bits = np.frombuffer(value.raw_data, dtype=np.uint16).astype(np.uint32) << 16
+        return bits.view(np.float32).reshape(tuple(value.dims))
+    array = np.asarray(value)
+    return array.astype(np.float32) if array.dtype.name == "bfloat16" else array
+
+
+def decoded(case: TestCase) -> TestCase:
+    """The case with its data sets as plain arrays (the shared harness feeds TensorProtos as-is)."""
+    assert case.data_sets is not None
+    data = [([bfloat16_as_float32(v) for v in ins], [bfloat16_as_float32(v) for v in outs])
+            for ins, outs in case.data_sets]
+    return dataclasses.replace(case, data_sets=data)

@@ -149,8 +149,10 @@ def test_conv_float16_and_float64() -> None:
 
 
 def test_conv_chunked_im2col_matches_single_pass(monkeypatch: pytest.MonkeyPatch) -> None:
-    for xs, ws, attrs in [((2, 3, 23, 9), (4, 3, 3, 3), {"strides": [2, 1], "pads": [1, 1, 2, 0]}),
-                          ((1, 4, 11, 6, 5), (2, 2, 3, 2, 2), {"group": 2, "dilations": [2, 1, 1]})]:
+    cases: list[tuple[tuple[int, ...], tuple[int, ...], dict[str, Any]]] = [
+        ((2, 3, 23, 9), (4, 3, 3, 3), {"strides": [2, 1], "pads": [1, 1, 2, 0]}),
+        ((1, 4, 11, 6, 5), (2, 2, 3, 2, 2), {"group": 2, "dilations": [2, 1, 1]})]
+    for xs, ws, attrs in cases:
         inputs = [_rand(*xs), _rand(*ws)]
         whole = run_ge("Conv", inputs, attrs)[0]
         monkeypatch.setattr(conv, "IM2COL_BUDGET_BYTES", 1024)  # a few output rows per slab

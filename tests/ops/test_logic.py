@@ -10,7 +10,7 @@ import re
 import numpy as np
 import onnx
 import pytest
-from onnx import TensorProto, numpy_helper
+from onnx import TensorProto
 
 from ge_core.errors import ShapeError
 from ge_core.ops import REGISTRY, activation, logic
@@ -18,7 +18,7 @@ from ge_core.ops import math as math_ops
 from ge_core.ops.logic import round_to_bfloat16
 from ge_core.ops.registry import Category
 from tests.ops.conformance import all_cases, cases_for, run_case
-from tests.ops.elementwise_oracle import check, infer, infer_error, owner_of, run_ge
+from tests.ops.elementwise_oracle import bfloat16_as_float32, check, decoded, infer, infer_error, owner_of, run_ge
 
 RNG = np.random.default_rng(2)
 F = RNG.standard_normal((2, 3, 4)).astype(np.float32)
@@ -79,17 +79,22 @@ def test_not_and_bool_infer() -> None:
 SPECIAL = np.array([[np.nan, np.inf, -np.inf, 0.0, -1.5, 3.0e38]], np.float32)
 
 
+def _special(dtype: str) -> np.ndarray:
+    with np.errstate(over="ignore"):  # 3e38 becomes inf in float16, on purpose
+        return SPECIAL.astype(dtype)
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
 @pytest.mark.parametrize("attrs", [{}, {"detect_negative": 0}, {"detect_positive": 0},
                                    {"detect_negative": 0, "detect_positive": 0}])
 def test_isinf(dtype: str, attrs: dict[str, int]) -> None:
     oracle = "reference" if dtype == "float16" else "both"
-    check("IsInf", [SPECIAL.astype(dtype)], attrs, opset=20, oracle=oracle)
+    check("IsInf", [_special(dtype)], attrs, opset=20, oracle=oracle)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
 def test_isnan(dtype: str) -> None:
-    check("IsNaN", [SPECIAL.astype(dtype)], opset=20, oracle="reference" if dtype == "float16" else "both")
+    check("IsNaN", [_special(dtype)], opset=20, oracle="reference" if dtype == "float16" else "both")
 
 
 def test_isnan_isinf_infer() -> None:
@@ -169,20 +174,15 @@ def test_cast_to_bfloat16_rounds_to_nearest_even() -> None:
 
 @pytest.mark.parametrize("name", ["test_cast_FLOAT_to_BFLOAT16", "test_cast_BFLOAT16_to_FLOAT"])
 def test_cast_bfloat16_conformance_bits(name: str) -> None:
-    """The conformance data carry bfloat16 as raw bits, which the shared harness cannot feed yet."""
+    """The op on the conformance data, without the executor (which cannot be fed bfloat16 inputs yet)."""
     (case,) = [c for c in all_cases() if c.name == name]
+    assert case.data_sets is not None
     ((tensor_in,), (tensor_out,)) = case.data_sets[0]
-    x = _bf16_tensor_as_float32(tensor_in)
-    want = _bf16_tensor_as_float32(tensor_out)
+    assert isinstance(tensor_in, TensorProto) and isinstance(tensor_out, TensorProto)
+    x = bfloat16_as_float32(tensor_in)
+    want = bfloat16_as_float32(tensor_out)
     (got,) = run_ge("Cast", [x], {"to": tensor_out.data_type}, opset=21)
     np.testing.assert_array_equal(got, want)
-
-
-def _bf16_tensor_as_float32(tensor: TensorProto) -> np.ndarray:
-    if tensor.data_type != TensorProto.BFLOAT16:
-        return numpy_helper.to_array(tensor)
-    bits = np.frombuffer(tensor.raw_data, dtype=np.uint16).astype(np.uint32) << 16
-    return bits.view(np.float32).reshape(tuple(tensor.dims))
 
 
 def test_cast_infer() -> None:
@@ -269,7 +269,7 @@ def test_categories() -> None:
 # ---- ONNX conformance -----------------------------------------------------------------------------
 FAMILIES = [{o.op_type for o in m.OPS} for m in (activation, math_ops, logic)]
 CASES = [c for c in cases_for(set().union(*FAMILIES)) if owner_of(c, FAMILIES) == 2]
-# Deliberately unsupported, by case-name pattern:
+# Deliberately unsupported, by case-name pattern (strict: a pass means the list is stale):
 XFAIL = [
     # float8, 4-bit, 2-bit and e8m0 dtypes: not held by GE Workbench
     (r"FLOAT8|FLOAT4E2M1|INT4|UINT4|INT2|UINT2|e8m0", "float8/4-bit/2-bit dtypes are not supported"),
@@ -280,26 +280,25 @@ XFAIL = [
     # sequences and optionals are not tensors
     (r"^test_identity_(sequence|opt)$", "sequence/optional types are not supported"),
 ]
+# Outside this family (not strict): runtime/feeds.py refuses float32 feeds for bfloat16 graph inputs,
+# though bfloat16 is held in float32 everywhere else; test_cast_bfloat16_conformance_bits covers the op.
+HARNESS_XFAIL = [(r"^test_cast_BFLOAT16_to|^test_castlike_(FLOAT_to_BFLOAT16|BFLOAT16_to)",
+                  "feeds: a bfloat16 graph input cannot be fed")]
 
 
-def _arrays(values: list[object]) -> list[np.ndarray]:
-    """The Cast cases store their data as TensorProtos, which the shared harness feeds as-is: decode them
-    here (bfloat16 into float32, as the frontend holds it)."""
-    return [_bf16_tensor_as_float32(v) if isinstance(v, TensorProto) else np.asarray(v) for v in values]
+def _param(case):
+    for patterns, strict in ((XFAIL, True), (HARNESS_XFAIL, False)):
+        reason = next((r for pattern, r in patterns if re.search(pattern, case.name)), None)
+        if reason:
+            return pytest.param(case, id=case.name, marks=pytest.mark.xfail(reason=reason, strict=strict))
+    return pytest.param(case, id=case.name)
 
 
-def _xfail_reason(name: str) -> str | None:
-    return next((reason for pattern, reason in XFAIL if re.search(pattern, name)), None)
-
-
-@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
-def test_conformance(case) -> None:  # type: ignore[no-untyped-def]
-    reason = _xfail_reason(case.name)
-    if reason:
-        pytest.xfail(reason)
+@pytest.mark.parametrize("case", [_param(c) for c in CASES])
+def test_conformance(case) -> None:
     if any(n.op_type == "Constant" for n in case.model.graph.node) and "Constant" not in REGISTRY:
-        pytest.skip("the Constant op belongs to another family and is not registered yet")
-    case = dataclasses.replace(case, data_sets=[(_arrays(i), _arrays(o)) for i, o in case.data_sets])
+        pytest.skip("the Constant op (ops/makers.py) is not registered yet")
+    case = decoded(case)
     if case.model.opset_import[0].version < 9:
         # And/Or/Xor/Not cases are written against opsets 1/7, below what the frontend reads (9+):
         # upgrade them as the frontend's error message advises, then run.

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from ge_core.errors import ShapeError
+from ge_core.ir.tensor import TensorDesc
 from ge_core.ops import REGISTRY, norm
 from ge_core.ops.common import make_desc
 from ge_core.ops.registry import Category, Operand
@@ -34,7 +35,7 @@ def _rand(*shape: int, dtype: Any = np.float32) -> np.ndarray:
 def _bn_inputs(x: np.ndarray, dtype: Any = np.float32) -> list[np.ndarray]:
     c = x.shape[1]
     return [x, _rand(c, dtype=dtype), _rand(c, dtype=dtype), _rand(c, dtype=dtype),
-            RNG.uniform(0.5, 2.0, c).astype(dtype)]
+            np.asarray(RNG.uniform(0.5, 2.0, c)).astype(dtype)]
 
 
 # ---- BatchNormalization ------------------------------------------------------------------------------
@@ -243,7 +244,8 @@ def test_categories_and_costs() -> None:
     op = REGISTRY.get("BatchNormalization")
     assert op is not None
     x = make_desc((2, 3, 4, 5), F32)
-    cost = op.cost(make_node("BatchNormalization", [True] * 5), [x] + [make_desc((3,), F32)] * 4, [x])
+    ins: list[TensorDesc | None] = [x, *[make_desc((3,), F32)] * 4]
+    cost = op.cost(make_node("BatchNormalization", [True] * 5), ins, [x])
     assert cost.flops == 2 * 120 and cost.bytes_written == 480 and cost.bytes_read == 480 + 4 * 12
 
 

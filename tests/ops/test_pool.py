@@ -64,6 +64,9 @@ def test_average_pool_dilations_only_from_opset_19() -> None:
     ("MaxPool", (1, 3, 2, 8), {"kernel_shape": [3, 3]}, "kernel extent 3 .* padded input 2"),
     ("MaxPool", (1, 3, 8, 8), {"kernel_shape": [3, 3], "auto_pad": "FULL"}, "auto_pad='FULL'"),
     ("AveragePool", (1, 3, 8, 8), {"kernel_shape": [9, 1]}, "kernel extent 9"),
+    ("AveragePool", (1, 3, 8, 8), {"kernel_shape": [3, 3], "pads": [0, 3, 0, 0]}, "pads 3,0 on spatial axis 1 "
+     "must be smaller than the kernel \\(3\\)"),
+    ("MaxPool", (1, 3, 8, 8), {"kernel_shape": [2, 2], "pads": [0, 0, 2, 0]}, "pads 0,2 on spatial axis 0"),
     ("AveragePool", (1, 8), {"kernel_shape": [2]}, "rank >= 3"),
     ("GlobalMaxPool", (8,), {}, "rank >= 3"),
 ])

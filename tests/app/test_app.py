@@ -1,0 +1,121 @@
+"""The landing page, driven by Streamlit's AppTest (no browser): it loads, switches and refuses."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import onnx
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from ge_core.frontend import import_onnx
+from ge_core.samples import DEFAULT_SAMPLE, get_sample, list_samples, sample_bytes
+from ge_core.summary import summarize
+from tests.app.models import tiny_model
+from workbench_ui.model_picker import SAMPLE_KEY
+from workbench_ui.text import md_escape
+
+APP = str(Path(__file__).resolve().parents[2] / "app.py")
+TIMEOUT = 60
+SAMPLES = {s.name for s in list_samples()}
+
+
+def run_app(sample: str | None = None) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    if sample is not None:
+        at.query_params[SAMPLE_KEY] = sample
+    return at.run()
+
+
+def graphviz_sources(at: AppTest) -> list[str]:
+    return [el.proto.spec for el in at.get("graphviz_chart")]
+
+
+def inputs_table(at: AppTest) -> list[dict[str, str]]:
+    return at.dataframe[0].value.to_dict("records")
+
+
+def test_default_sample_loads_with_summary_and_graph() -> None:
+    at = run_app()
+    assert not at.exception
+    assert at.selectbox(key=SAMPLE_KEY).value == DEFAULT_SAMPLE
+    assert at.subheader[0].value == md_escape(get_sample(DEFAULT_SAMPLE).title)
+    summary = summarize(import_onnx(sample_bytes(DEFAULT_SAMPLE)))
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Nodes"] == str(summary.nodes)
+    assert [row["name"] for row in inputs_table(at)] == [t.name for t in summary.inputs]
+    graphs = [s for s in graphviz_sources(at) if "GE_Graph" in s]
+    assert len(graphs) == 2  # the legend and the model
+    assert "<b>Conv</b>" in graphs[1]
+    assert "What am I looking at?" in at.markdown[0].value
+
+
+def test_selecting_another_sample_updates_the_page() -> None:
+    at = run_app()
+    at.selectbox(key=SAMPLE_KEY).set_value("residual_block").run()
+    assert not at.exception
+    assert at.subheader[0].value == md_escape(get_sample("residual_block").title)
+    summary = summarize(import_onnx(sample_bytes("residual_block")))
+    assert {m.label: m.value for m in at.metric}["Nodes"] == str(summary.nodes)
+    assert at.query_params[SAMPLE_KEY] == "residual_block"  # ?sample=residual_block: a shareable link
+
+
+@pytest.mark.parametrize("name", sorted({"unsupported_op", "shape_mismatch"} & SAMPLES))
+def test_broken_sample_lists_every_problem_in_one_error(name: str) -> None:
+    at = run_app(name)
+    assert not at.exception
+    summary = summarize(import_onnx(sample_bytes(name)))
+    assert not summary.ok
+    assert len(at.error) == 1
+    box = at.error[0].value
+    for op, nodes in summary.unsupported.items():
+        assert f"`{op}`" in box
+        assert all(f"`{node}`" in box for node in nodes)
+    for problem in summary.problems:
+        assert md_escape(problem) in box
+    assert len(graphviz_sources(at)) == 2  # the graph is still drawn, unsupported ops in red
+
+
+def test_symbolic_dims_use_the_sample_default_and_the_box() -> None:
+    sample = get_sample("mlp")
+    at = run_app("mlp")
+    assert not at.exception
+    box = at.sidebar.text_input[0]
+    assert box.value == sample.input_shapes  # "x:2,64"
+    name, dims = sample.input_shapes.split(":")
+    assert inputs_table(at)[0] == {"name": name, "dtype": "float32", "dims": f"[{dims.replace(',', ', ')}]"}
+    box.set_value(f"{name}:5,{dims.split(',')[1]}").run()
+    assert not at.exception and not at.error
+    assert inputs_table(at)[0]["dims"] == f"[5, {dims.split(',')[1]}]"
+    at.sidebar.text_input[0].set_value("").run()  # no spec: the symbolic name shows
+    assert "batch" in inputs_table(at)[0]["dims"]
+
+
+@pytest.mark.parametrize("spec, expected", [("x:two,64", "is not an integer"), ("nope:1,64", "not inputs")])
+def test_bad_input_shape_spec_shows_a_clear_error(spec: str, expected: str) -> None:
+    at = run_app("mlp")
+    at.sidebar.text_input[0].set_value(spec).run()
+    assert not at.exception
+    assert len(at.error) == 1 and md_escape(expected) in at.error[0].value
+    assert at.sidebar.text_input[0].value == spec  # still there to be fixed
+    assert at.title[0].value == "GE Workbench"  # the rest of the page renders
+    at.sidebar.text_input[0].set_value("x:2,64").run()
+    assert not at.error
+
+
+def test_upload_of_a_model_and_refusal_of_external_data() -> None:
+    at = run_app()
+    at.sidebar.radio[0].set_value("Upload").run()
+    assert not at.exception and at.info  # asks for a file
+    at.sidebar.file_uploader[0].set_value(("tiny.onnx", tiny_model(), "application/octet-stream")).run()
+    assert not at.exception
+    assert at.subheader[0].value == md_escape("tiny.onnx")
+    assert "<b>Relu</b>" in graphviz_sources(at)[1]
+    at.sidebar.file_uploader[0].set_value(("ext.onnx", tiny_model(external=True), "application/octet-stream"))
+    at.run()
+    assert not at.exception
+    assert len(at.error) == 1 and "external data" in at.error[0].value
+
+
+def test_tiny_model_is_valid() -> None:
+    onnx.checker.check_model(onnx.load_from_string(tiny_model()))
