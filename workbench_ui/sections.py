@@ -43,7 +43,7 @@ def show_model(choice: ModelChoice, outcome: LoadOutcome) -> None:
 
 
 def show_load_error(outcome: LoadOutcome) -> None:
-    st.error(md_escape(outcome.error))
+    st.error("  \n".join(md_escape(line) for line in outcome.error.splitlines()))  # keep its lines
     if outcome.exception is not None:
         with st.expander("Traceback (for the bug report)"):
             st.exception(outcome.exception)
@@ -84,7 +84,7 @@ def show_op_chart(summary: ModelSummary) -> None:
         y=alt.Y("op:N", sort=None, title=None,  # op_table is already sorted by count
                 axis=alt.Axis(labelOverlap=False, labelLimit=240)),
         color=alt.Color("category:N", scale=alt.Scale(domain=list(names), range=list(colours)),
-                        legend=alt.Legend(title="category", orient="right")),
+                        legend=alt.Legend(title=None, orient="top")),
         tooltip=["op", "count", "category"],
     ).properties(height=alt.Step(20))  # 20 px per op type, however many there are
     st.altair_chart(chart)
@@ -104,7 +104,8 @@ def show_graph(graph: Graph) -> None:
     st.graphviz_chart(legend_to_dot())
     st.caption("Constants (weights) are not drawn as nodes: each box lists the constants its op reads, "
                "e.g. `W: f32[16,3,3,3]` on a Conv, then the shapes it produces. `?` marks a shape that "
-               "inference could not work out. Hover over a box or an edge for full names.")
+               "inference could not work out. Hover over a box or an edge for full names; wide drawings "
+               "are scaled to fit, so open them full screen (top right of the drawing) to read them.")
     view = graph_to_dot(graph, max_nodes=int(max_nodes), rankdir=rankdir)
     if view.truncated:
         st.warning(view.note)

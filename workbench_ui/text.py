@@ -32,7 +32,8 @@ def problems_markdown(summary: ModelSummary) -> str:
     if summary.unsupported:
         parts.append(f"{len(summary.unsupported)} operator type(s) without a kernel, used by {nodes} node(s)")
     if summary.problems:
-        parts.append(f"{len(summary.problems)} other problem(s)")
+        other = " other" if summary.unsupported else ""
+        parts.append(f"{len(summary.problems)}{other} problem(s)")
     lines = [f"**The legality check refuses this model: {' and '.join(parts)}.**", ""]
     for op, users in summary.unsupported.items():
         shown = ", ".join(code_span(n) for n in users[:MAX_NODES_PER_OP])

@@ -1,7 +1,8 @@
 """Logic: comparisons (bool out), boolean ops, NaN/Inf tests, Where, Cast/CastLike, Identity, Dropout.
 
 bfloat16 tensors are held in float32 arrays (numpy has no bfloat16): Cast to bfloat16 rounds to the
-nearest bfloat16 value, ties to even, and keeps the float32 container.
+nearest bfloat16 value, ties to even, and keeps the float32 container. (Fed ml_dtypes bfloat16 arrays
+also reach kernels: CastLike to one of them keeps that container.)
 """
 
 from __future__ import annotations
@@ -136,6 +137,9 @@ def _cast(node: Node, inputs: list[np.ndarray | None]) -> list[np.ndarray]:
 def _castlike(node: Node, inputs: list[np.ndarray | None]) -> list[np.ndarray]:
     x, target = inputs
     assert x is not None and target is not None
+    if target.dtype.name == "bfloat16":  # a fed ml_dtypes bfloat16 array: match its container
+        with np.errstate(all="ignore"):
+            return [x.astype(target.dtype)]
     return [cast_array(x, target.dtype.name)]
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from onnx import TensorProto, helper
 
 
-def tiny_model(*, external: bool = False) -> bytes:
+def tiny_model(*, external: bool = False, doc: str = "") -> bytes:
     """x -> Add(x, w) -> Relu -> y; with `external`, w claims to live in a file next to the model."""
     w = helper.make_tensor("w", TensorProto.FLOAT, [4], [1.0, 2.0, 3.0, 4.0])
     if external:
@@ -16,5 +16,5 @@ def tiny_model(*, external: bool = False) -> bytes:
         [helper.make_node("Add", ["x", "w"], ["s"], name="add"), helper.make_node("Relu", ["s"], ["y"], name="relu")],
         "tiny", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])], initializer=[w])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], doc_string=doc)
     return model.SerializeToString()

@@ -119,3 +119,29 @@ def test_upload_of_a_model_and_refusal_of_external_data() -> None:
 
 def test_tiny_model_is_valid() -> None:
     onnx.checker.check_model(onnx.load_from_string(tiny_model()))
+
+
+def test_direction_and_node_limit_controls() -> None:
+    at = run_app("transformer_encoder")
+    at.segmented_control(key="ge_rankdir").set_value("LR").run()
+    assert "rankdir=LR" in graphviz_sources(at)[1]
+    at.number_input(key="ge_max_nodes").set_value(10).run()
+    assert not at.exception
+    assert len(at.warning) == 1 and "Showing the first 10 of" in at.warning[0].value
+    assert "more nodes not drawn" in graphviz_sources(at)[1]
+
+
+def test_a_bug_of_ours_is_reported_without_crashing_the_page(monkeypatch: pytest.MonkeyPatch) -> None:
+    import ge_core.frontend.onnx as frontend
+
+    def broken_reader(source: object) -> None:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(frontend, "read_model", broken_reader)
+    at = run_app()
+    at.sidebar.radio[0].set_value("Upload").run()
+    at.sidebar.file_uploader[0].set_value(("bug.onnx", tiny_model(doc="unique: bug test"), "application/x"))
+    at.run()
+    assert not at.exception
+    assert len(at.error) == 1 and "Internal error" in at.error[0].value and "boom" in at.error[0].value
+    assert at.expander and at.title[0].value == "GE Workbench"

@@ -134,20 +134,18 @@ def owner_of(case: TestCase, families: Sequence[set[str]]) -> int:
 
 
 def bfloat16_as_float32(value: object) -> np.ndarray:
-    """A conformance value as an array, bfloat16 widened to float32 as ge_core holds it (the data come
-    as TensorProtos with raw bfloat16 bits, or as ml_dtypes bfloat16 arrays)."""
-    if isinstance(value, onnx.TensorProto):
-        if value.data_type != onnx.TensorProto.BFLOAT16:
-            return numpy_helper.to_array(value)
-        bits = np.frombuffer(value.raw_data, dtype=np.uint16).astype(np.uint32) << 16
-        return bits.view(np.float32).reshape(tuple(value.dims))
-    array = np.asarray(value)
+    """A conformance value as an array with bfloat16 widened to float32, as ge_core holds constants."""
+    array = numpy_helper.to_array(value) if isinstance(value, onnx.TensorProto) else np.asarray(value)
     return array.astype(np.float32) if array.dtype.name == "bfloat16" else array
 
 
 def decoded(case: TestCase) -> TestCase:
-    """The case with its data sets as plain arrays (the shared harness feeds TensorProtos as-is)."""
+    """The case with its data sets as arrays: the Cast cases store TensorProtos, which the shared harness
+    would feed as-is. bfloat16 data stay ml_dtypes bfloat16 arrays, which feeds accept."""
     assert case.data_sets is not None
-    data = [([bfloat16_as_float32(v) for v in ins], [bfloat16_as_float32(v) for v in outs])
-            for ins, outs in case.data_sets]
+    data = [([_array(v) for v in ins], [_array(v) for v in outs]) for ins, outs in case.data_sets]
     return dataclasses.replace(case, data_sets=data)
+
+
+def _array(value: object) -> np.ndarray:
+    return numpy_helper.to_array(value) if isinstance(value, onnx.TensorProto) else np.asarray(value)

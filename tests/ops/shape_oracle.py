@@ -44,7 +44,7 @@ ALL_OPS: set[str] = set().union(*FAMILIES)
 
 def conformance_cases(module: object) -> list[TestCase]:
     """ONNX node cases made only of our ops (and Constant) whose first family is `module`."""
-    index = FAMILY_MODULES.index(module)  # type: ignore[arg-type]
+    index = FAMILY_MODULES.index(module)
     return [c for c in cases_for(ALL_OPS) if owner_of(c, FAMILIES) == index]
 
 

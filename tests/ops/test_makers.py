@@ -98,7 +98,7 @@ def test_constant_of_shape_refuses_huge_before_allocating() -> None:
     (0.5, 4.0, 0.7, np.float32), (3.0, -1.0, -0.5, np.float64), (1.0, 5.0, 0.1, np.float32),
     (-7, 7, 2, np.int16)], ids=str)
 def test_range_matches_oracles(start: float, limit: float, delta: float, dtype: type) -> None:
-    args = [np.array(v, dtype=dtype) for v in (start, limit, delta)]
+    args: list[np.ndarray | None] = [np.array(v, dtype=dtype) for v in (start, limit, delta)]
     oracle = "reference" if dtype == np.int16 else "both"
     check("Range", args, {}, 11, oracle=oracle, rtol=1e-6, atol=1e-6, known=[0, 1, 2])
 
@@ -150,8 +150,8 @@ def test_nonzero_matches_oracles(shape: tuple[int, ...]) -> None:
 def test_nonzero_infer_and_scalar() -> None:
     (y,) = infer("NonZero", [((2, 3), "float32")])
     assert y.shape == (2, -1) and y.dtype == "int64"
-    (y,) = run_ge("NonZero", [np.array(5.0, dtype=np.float32)], exact=False)
-    assert y.shape == (0, 1)
+    (z,) = run_ge("NonZero", [np.array(5.0, dtype=np.float32)], exact=False)
+    assert z.shape == (0, 1)
 
 
 def test_categories() -> None:

@@ -193,6 +193,50 @@ def test_abs_sign_unsigned_and_neg_wraps() -> None:
     assert run_ge("Neg", [np.array([-128, 5], np.int8)])[0].tolist() == [-128, -5]
 
 
+@pytest.mark.parametrize("op", ["Add", "Mul", "Div", "Max", "Sqrt", "Exp", "Round", "Abs"])
+def test_fed_bfloat16_arrays_keep_their_container(op: str) -> None:
+    """Feeds may be ml_dtypes bfloat16 arrays: kernels compute them (in float32) and keep the dtype."""
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    x = np.abs(_rand((2, 3), "float32")) + 1
+    n = 1 if op in UNARY else 2
+    (got,) = run_ge(op, [x.astype(ml_dtypes.bfloat16)] * n, opset=13)
+    (want,) = run_ge(op, [x.astype(ml_dtypes.bfloat16).astype(np.float32)] * n, opset=13)
+    assert got.dtype == ml_dtypes.bfloat16
+    np.testing.assert_allclose(got.astype(np.float32), want, rtol=1e-2)
+
+
+def test_graph_with_unknown_batch_runs_like_onnxruntime() -> None:
+    """Through the frontend and executor: a symbolic batch dim flows through inference as -1."""
+    import onnxruntime as ort
+    from onnx import TensorProto, helper
+
+    import ge_core
+
+    nodes = [helper.make_node("Add", ["x", "b"], ["s"]), helper.make_node("Sqrt", ["s"], ["r"]),
+             helper.make_node("Max", ["r", "x", "b"], ["m"]), helper.make_node("Pow", ["m", "e"], ["p"]),
+             helper.make_node("Mod", ["k", "k3"], ["km"], fmod=0)]
+    graph = helper.make_graph(
+        nodes, "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3]),
+         helper.make_tensor_value_info("k", TensorProto.INT64, ["N", 1])],
+        [helper.make_tensor_value_info("p", TensorProto.FLOAT, None),
+         helper.make_tensor_value_info("km", TensorProto.INT64, None)],
+        [helper.make_tensor("b", TensorProto.FLOAT, [3], [1.0, 2.0, 3.0]),
+         helper.make_tensor("e", TensorProto.INT64, [], [2]),
+         helper.make_tensor("k3", TensorProto.INT64, [], [-3])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 15)])
+    model.ir_version = 8
+    g = ge_core.load_onnx(model.SerializeToString())
+    assert g.desc("p").shape == (-1, 3) and g.desc("km").shape == (-1, 1) and g.desc("km").dtype == "int64"
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    for n in (1, 5):
+        feeds = {"x": np.abs(_rand((n, 3), "float32")), "k": _rand((n, 1), "int64")}
+        got = ge_core.execute(g, feeds)
+        want = dict(zip(["p", "km"], session.run(None, feeds), strict=True))
+        np.testing.assert_allclose(got["p"], want["p"], rtol=1e-6)
+        np.testing.assert_array_equal(got["km"], want["km"])
+
+
 # ---- inference ------------------------------------------------------------------------------------
 def test_binary_infer_broadcasts_unknown_dims() -> None:
     (out,) = infer("Add", [((-1, 1, 4), "float32"), ((3, -1), "float32")])

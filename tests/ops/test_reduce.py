@@ -71,7 +71,7 @@ def test_noop_with_empty_axes(op: str) -> None:
                                       ("ReduceL1", np.int32), ("ReduceSumSquare", np.int64),
                                       ("ReduceSum", np.float64), ("ReduceLogSumExp", np.float64)])
 def test_reduce_other_dtypes(op: str, dtype: type) -> None:
-    x = RNG.integers(-5, 6, size=(3, 4, 5)).astype(dtype)
+    x: np.ndarray = RNG.integers(-5, 6, size=(3, 4, 5)).astype(dtype)
     check(op, [x, i64(1)], {"keepdims": 0}, 18, rtol=1e-6)
 
 
