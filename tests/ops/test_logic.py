@@ -273,8 +273,6 @@ CASES = [c for c in cases_for(set().union(*FAMILIES)) if owner_of(c, FAMILIES) =
 XFAIL = [
     # float8, 4-bit, 2-bit and e8m0 dtypes: not held by GE Workbench
     (r"FLOAT8|FLOAT4E2M1|INT4|UINT4|INT2|UINT2|e8m0", "float8/4-bit/2-bit dtypes are not supported"),
-    # strings are compared and selected, not converted
-    (r"_STRING", "Cast to/from string is not supported"),
     # inference only: Dropout with training_mode=true and ratio > 0 is refused (zero_ratio cases pass)
     (r"^test_training_dropout(_default)?(_mask)?$", "Dropout training mode is not supported"),
     # sequences and optionals are not tensors
