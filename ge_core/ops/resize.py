@@ -78,7 +78,7 @@ def _check_args(node: Node, operands: list[Operand | None], args: ResizeArgs, le
 
 def _inputs(node: Node, operands: list[Operand | None]) -> tuple[Operand | None, Operand | None,
                                                                    Operand | None, bool]:
-    """(roi, scales, sizes, known) by op and opset; known is False while a given value is unknown."""
+    """(roi, scales, sizes, known) by op and opset; known is False while scales/sizes are unknown."""
     if node.op_type == "Upsample" and node.opset < 9:
         scales = node.attr("scales")
         if scales is None:
@@ -88,7 +88,7 @@ def _inputs(node: Node, operands: list[Operand | None]) -> tuple[Operand | None,
         roi, scales, sizes = None, optional(operands, 1), None
     else:
         roi, scales, sizes = optional(operands, 1), optional(operands, 2), optional(operands, 3)
-    known = all(o is None or o.value is not None for o in (roi, scales, sizes))
+    known = all(o is None or o.value is not None for o in (scales, sizes))  # roi never sets the shape
     return roi, scales, sizes, known
 
 
@@ -147,7 +147,7 @@ def _infer_resize(node: Node, operands: list[Operand | None]) -> list[TensorDesc
     if not known:
         return [like(x, [UNK if a in args.axes else d for a, d in enumerate(x.shape)])]
     out, _ = output_plan(node, operands, x.shape, args, _vector(scales), _vector(sizes))
-    if args.coord == "tf_crop_and_resize":
+    if args.coord == "tf_crop_and_resize" and (roi is None or roi.value is not None):
         _roi(node, operands, x.rank, args, _vector(roi))
     return [like(x, out)]
 

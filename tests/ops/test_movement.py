@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from onnx.backend.test.case.test_case import TestCase
 
 from ge_core.errors import ShapeError
@@ -129,6 +131,19 @@ def test_slice_matches_oracles(starts: list[int], ends: list[int], axes: list[in
     inputs = [X, i64(*starts), i64(*ends), None if axes is None else i64(*axes),
               None if steps is None else i64(*steps)]
     check("Slice", inputs, {}, 13)
+
+
+BOUNDS = st.integers(-7, 7) | st.sampled_from([int(INT64_MAX), int(INT64_MIN)])
+SLICE_SPECS = st.lists(st.tuples(st.integers(-4, 3), BOUNDS, BOUNDS, st.sampled_from([-3, -2, -1, 1, 2, 3])),
+                       min_size=1, max_size=4, unique_by=lambda spec: spec[0] % 4)
+
+
+@settings(max_examples=80, deadline=None)
+@given(SLICE_SPECS)
+def test_slice_clamping_property(specs: list[tuple[int, int, int, int]]) -> None:
+    """Any starts/ends (far out of range too), negative axes and steps: same as onnx.reference."""
+    axes, starts, ends, steps = (i64(*column) for column in zip(*specs, strict=True))
+    check("Slice", [X, starts, ends, axes, steps], {}, 13, oracle="reference")
 
 
 def test_slice_opset_1_attributes() -> None:
