@@ -111,7 +111,9 @@ class _Builder:
         return ImportResult(self.graph, self.problems, self.unsupported)
 
     def _check_opset(self) -> None:
-        version = self.opset.get("", 0)
+        if "" not in self.opset:  # only other domains (ai.onnx.ml, training...): their nodes are listed
+            return
+        version = self.opset[""]
         if not MIN_OPSET <= version <= MAX_OPSET:
             raise ModelError(f"model uses ai.onnx opset {version}; GE Workbench reads opsets {MIN_OPSET} to "
                              f"{MAX_OPSET}.", hint="Convert it with onnx.version_converter.convert_version "
@@ -148,8 +150,9 @@ class _Builder:
     def _input_desc(self, value: onnx.ValueInfoProto) -> tuple[TensorDesc, list[int | str]]:
         ttype = value.type.tensor_type
         if not value.type.HasField("tensor_type"):
-            raise ModelError(f"graph input '{value.name}' is not a tensor (sequences, maps and optionals "
-                             "are not supported).")
+            self.problems.append(f"graph input '{value.name}' is not a tensor (sequences, maps and optionals "
+                                 "are not supported)")
+            return UNDEFINED, []
         dtype = tensor_dtype_name(ttype.elem_type) or "undefined"
         if dtype == "undefined":
             self.problems.append(f"graph input '{value.name}' has an unsupported or missing element type")

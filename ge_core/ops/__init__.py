@@ -4,19 +4,24 @@ from ge_core.ir.verify import register_shape_checker
 from ge_core.ops import (
     activation,
     conv,
+    indexing,
     logic,
+    makers,
     math,
     matmul,
     movement,
     norm,
+    pad,
     pool,
     reduce,
+    resize,
     shape_ops,
 )
 from ge_core.ops.infer import infer_graph, shape_problems
 from ge_core.ops.registry import Category, Cost, OpDef, Operand, OpRegistry
 
-FAMILIES = (activation, math, logic, conv, pool, norm, matmul, reduce, shape_ops, movement)
+FAMILIES = (activation, math, logic, conv, pool, norm, matmul, reduce, shape_ops, makers, movement, pad, indexing,
+            resize)
 
 REGISTRY = OpRegistry()
 for _family in FAMILIES:

@@ -1,7 +1,8 @@
 """Reductions: Reduce* over axes, Softmax/LogSoftmax, ArgMax/ArgMin, CumSum.
 
 Axes moved from an attribute to an optional input in ReduceSum-13 and in the other Reduce* ops at
-opset 18; `noop_with_empty_axes` (same versions) turns "no axes" from "reduce everything" into identity.
+opset 18; `noop_with_empty_axes` (same versions) turns "no axes" from "reduce everything" into "reduce
+nothing" (the elementwise part still applies: ReduceL1 acts as Abs, ReduceSumSquare as Square).
 """
 
 from __future__ import annotations

@@ -178,11 +178,12 @@ def chain(n: int) -> Graph:
 
 def test_copy_of_a_10k_node_graph_is_cheap() -> None:
     g = chain(10_000)
-    start = time.perf_counter()
-    for _ in range(3):
+    times = []
+    for _ in range(5):
+        start = time.perf_counter()
         c = g.copy()
-    per_copy = (time.perf_counter() - start) / 3
+        times.append(time.perf_counter() - start)
     assert len(c) == 10_000
-    # A generous bound for a shared 2-core machine; measured ~15 ms here. Snapshots after each pass
-    # of a 10k-node graph must not dominate a compile.
-    assert per_copy < 0.5
+    # The best of five, generous for a shared 2-core machine (measured ~7 ms here): snapshots after each
+    # pass of a 10k-node graph must not dominate a compile.
+    assert min(times) < 0.25

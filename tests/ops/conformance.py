@@ -12,6 +12,8 @@ import warnings
 from collections.abc import Iterable
 
 import numpy as np
+import onnx
+from onnx import numpy_helper
 from onnx.backend.test.case.test_case import TestCase
 
 import ge_core
@@ -44,11 +46,11 @@ def run_case(case: TestCase) -> None:
     """Load the case's model with ge_core, run every data set, compare like ONNX's backend runner."""
     graph = ge_core.load_onnx(case.model)
     for inputs, expected in case.data_sets:
-        feeds = dict(zip(graph.inputs, inputs, strict=True))
+        feeds = dict(zip(graph.inputs, [_array(v) for v in inputs], strict=True))
         outputs = ge_core.execute(graph, feeds)
         for name, want in zip(graph.outputs, expected, strict=True):
             got = outputs[name]
-            want = np.asarray(want)
+            want = _array(want)
             assert got.dtype == want.dtype, f"{case.name}: output '{name}' dtype {got.dtype} != {want.dtype}"
             assert got.shape == want.shape, f"{case.name}: output '{name}' shape {got.shape} != {want.shape}"
             if want.dtype == object:
@@ -56,3 +58,8 @@ def run_case(case: TestCase) -> None:
             else:
                 np.testing.assert_allclose(got, want, rtol=case.rtol, atol=case.atol, equal_nan=True,
                                            err_msg=f"{case.name}: output '{name}'")
+
+
+def _array(value: object) -> np.ndarray:
+    """Some cases (Cast) store their data as TensorProtos; decode them like ONNX's runner does."""
+    return numpy_helper.to_array(value) if isinstance(value, onnx.TensorProto) else np.asarray(value)

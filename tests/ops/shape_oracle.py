@@ -22,20 +22,6 @@ from tests.ops.elementwise_oracle import make_node, onnxruntime, owner_of, refer
 
 Arrays = Sequence[np.ndarray | None]
 
-# The modules split out of the three assigned family files. ge_core.ops registers families explicitly;
-# until it lists these too, register them here (a no-op once it does).
-SPLIT_MODULES = (makers, pad, indexing, resize)
-
-
-def ensure_registered() -> None:
-    for module in SPLIT_MODULES:
-        for op in module.OPS:
-            if REGISTRY.get(op.op_type, op.domain) is None:
-                REGISTRY.register(op)
-
-
-ensure_registered()
-
 # Each conformance case is run by exactly one test file: the first family (in this order) it uses.
 FAMILY_MODULES = (reduce, shape_ops, makers, movement, pad, indexing, resize)
 FAMILIES: list[set[str]] = [{op.op_type for op in m.OPS} for m in FAMILY_MODULES]

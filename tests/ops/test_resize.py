@@ -152,6 +152,8 @@ def test_resize_infer() -> None:
     assert y.shape == (-1, 3, 16, 4)
     (y,) = infer("Resize", [x, None, None, sizes], {}, 13, values=[None, None, None, i64(1, 3, 5, 5)])
     assert y.shape == (1, 3, 5, 5)
+    (y,) = infer("Resize", [x, ((8,), "float32"), scales], {}, 13, values=[None, None, _f32(1, 1, 2, 0.5)])
+    assert y.shape == (-1, 3, 16, 4)  # an unknown roi does not matter for the shape
     (y,) = infer("Resize", [x, None, scales], {}, 13)  # scales not known yet
     assert y.shape == (-1, -1, -1, -1)
     (y,) = infer("Resize", [x, None, None, ((2,), "int64")], {"axes": [2, 3]}, 18)
