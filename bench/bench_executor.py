@@ -60,7 +60,7 @@ def main() -> None:
     args = parser.parse_args()
     print(f"onnx {onnx.__version__}, onnxruntime {ort.__version__}, numpy {np.__version__}; "
           f"median of {args.repeat} runs")
-    print(f"| model | ge_core CPU ms | ONNX Runtime ms | ratio | max rel. error |")
+    print("| model | ge_core CPU ms | ONNX Runtime ms | ratio | max rel. error |")
     print("|---|---:|---:|---:|---:|")
     for name in args.models.split(","):
         model, ours, theirs, error = bench(name, args.repeat, args.threads)
