@@ -71,7 +71,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def cmd_inspect(args: argparse.Namespace) -> int:
-    result = import_onnx(_source(args.model), args.input_shape or None)
+    result = import_onnx(_source(args.model), _input_shapes(args))
     summary = summarize(result)
     if args.json:
         from ge_core.ops import REGISTRY
@@ -89,7 +89,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from ge_core.frontend import load_onnx
     from ge_core.runtime import Executor, random_feeds
 
-    graph = load_onnx(_source(args.model), args.input_shape or None)
+    graph = load_onnx(_source(args.model), _input_shapes(args))
     feeds = _read_npz(args.inputs) if args.inputs else random_feeds(graph, args.seed)
     result = Executor(graph).run(feeds)
     for name, value in result.outputs.items():
@@ -117,6 +117,17 @@ def _source(model: str) -> Source:
         raise UsageError(f"model file '{model}' not found.",
                          hint="Give a path to an .onnx file, or sample:NAME (see the README for samples).")
     return str(path)
+
+
+def _input_shapes(args: argparse.Namespace) -> str | None:
+    """--input-shape, else a sample's own default shapes for its symbolic dims."""
+    if args.input_shape:
+        return str(args.input_shape)
+    if args.model.startswith("sample:"):
+        from ge_core.samples import get_sample
+
+        return get_sample(args.model.removeprefix("sample:")).input_shapes or None
+    return None
 
 
 def _read_npz(path: str) -> dict[str, np.ndarray]:

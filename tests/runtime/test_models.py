@@ -81,3 +81,22 @@ def test_every_light_model_and_exported_model_is_covered() -> None:
         assert any(light in n for n in names), light
     for exported in ("ocr_det_db_paddle", "ocr_rec_crnn_paddle", "bert_encoder_torch"):
         assert exported in names
+
+
+@pytest.mark.slow
+def test_python_dash_m_ge_core_run_in_a_real_process(tmp_path: Path) -> None:
+    """The literal command a user types, on a Paddle export with symbolic dims."""
+    import subprocess
+    import sys
+
+    spec = "x:2,3,32,120"
+    out = tmp_path / "out.npz"
+    proc = subprocess.run([sys.executable, "-m", "ge_core", "run", "sample:ocr_rec_crnn_paddle", "--input-shape", spec,
+                           "--seed", "5", "--outputs", str(out)], cwd=Path(__file__).resolve().parents[2],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    graph = ge_core.load_onnx(sample_bytes("ocr_rec_crnn_paddle"), spec)
+    want = ort_run(onnx.load_from_string(sample_bytes("ocr_rec_crnn_paddle")), ge_core.random_feeds(graph, seed=5))
+    with np.load(out) as got:
+        for name, ref in want.items():
+            assert relative_error(got[name], ref) <= RELATIVE_TOLERANCE
