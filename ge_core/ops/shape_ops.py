@@ -80,15 +80,24 @@ def _resolve_minus_one(node: Node, operands: list[Operand | None], in_shape: tup
     return out
 
 
+def shape_input(node: Node, operands: list[Operand | None], index: int) -> tuple[list[int] | None, int]:
+    """A shape-valued input: its values when known (else None) and its length, which must be static."""
+    shape = operand(node, operands, index)
+    target = known_ints(shape)
+    if target is not None:
+        return target, len(target)
+    if shape.desc.rank != 1 or shape.desc.shape[0] < 0:
+        raise shape_error(node, operands, "cannot infer the output rank: the shape input is unknown "
+                                          "and its length is not static")
+    return None, shape.desc.shape[0]
+
+
 def _infer_reshape(node: Node, operands: list[Operand | None]) -> list[TensorDesc]:
     require_inputs(node, operands, 2, 2)
-    x, shape = operand(node, operands, 0).desc, operand(node, operands, 1)
-    target = known_ints(shape)
+    x = operand(node, operands, 0).desc
+    target, length = shape_input(node, operands, 1)
     if target is None:
-        if shape.desc.rank != 1 or shape.desc.shape[0] < 0:
-            raise shape_error(node, operands, "cannot infer the output rank: the shape input is unknown "
-                                              "and its length is not static")
-        return [like(x, [UNK] * shape.desc.shape[0])]
+        return [like(x, [UNK] * length)]
     return [like(x, reshape_target(node, operands, x.shape, target))]
 
 
@@ -287,14 +296,11 @@ def _expand_shape(node: Node, operands: list[Operand | None], shape: tuple[int, 
 
 def _infer_expand(node: Node, operands: list[Operand | None]) -> list[TensorDesc]:
     require_inputs(node, operands, 2, 2)
-    x, shape = operand(node, operands, 0).desc, operand(node, operands, 1)
-    target = known_ints(shape)
+    x = operand(node, operands, 0).desc
+    target, length = shape_input(node, operands, 1)
     if target is None:
-        if shape.desc.rank != 1 or shape.desc.shape[0] < 0:
-            raise shape_error(node, operands, "cannot infer the output rank: the shape input is unknown "
-                                              "and its length is not static")
         # Unknown target dims: an input dim > 1 survives (the target's must be 1 or equal to it)
-        rank = max(x.rank, shape.desc.shape[0])
+        rank = max(x.rank, length)
         padded = [1] * (rank - x.rank) + list(x.shape)
         return [like(x, [d if d > 1 else UNK for d in padded])]
     return [like(x, _expand_shape(node, operands, x.shape, target))]
