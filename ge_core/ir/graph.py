@@ -28,7 +28,9 @@ class Graph:
         self.descs: dict[str, TensorDesc] = {}
         self.input_dim_params: dict[str, tuple[int | str, ...]] = {}  # symbolic dims as written
         self.metadata: dict[str, str] = {}
-        self._nodes: list[Node] = []
+        self._nodes: list[Node] = []  # topological order; may hold erased nodes until compacted
+        self._erased: set[int] = set()  # ids of erased nodes still in _nodes (erase is O(1))
+        self._pos: dict[int, float] = {}  # node id -> order key, for O(1) "is a before b"
         self._by_name: dict[str, Node] = {}
         self._producer: dict[str, Node] = {}
         self._uses: dict[str, list[Node]] = {}  # one entry per use (a node using x twice appears twice)
@@ -36,14 +38,18 @@ class Graph:
     # ---- queries -------------------------------------------------------------------------------
     @property
     def nodes(self) -> Sequence[Node]:
-        """Nodes in topological order (a read-only view: edit through the graph's methods)."""
-        return tuple(self._nodes)
+        """Nodes in topological order (a snapshot: edit through the graph's methods)."""
+        return tuple(self._live())
 
     def __iter__(self) -> Iterator[Node]:
-        return iter(tuple(self._nodes))
+        return iter(tuple(self._live()))
 
     def __len__(self) -> int:
-        return len(self._nodes)
+        return len(self._nodes) - len(self._erased)
+
+    def is_before(self, a: Node, b: Node) -> bool:
+        """True when node `a` comes before node `b` in the order (O(1))."""
+        return self._pos[id(a)] < self._pos[id(b)]
 
     def node(self, name: str) -> Node:
         try:
@@ -91,7 +97,7 @@ class Graph:
         return [str(shape[i]) if i < len(shape) and shape[i] >= 0 else str(p) for i, p in enumerate(params)]
 
     def index_of(self, node: Node) -> int:
-        return self._nodes.index(node)
+        return self._live().index(node)
 
     def input_descs(self, node: Node) -> list[TensorDesc | None]:
         return [self.descs.get(t) if t else None for t in node.inputs]
@@ -137,13 +143,15 @@ class Graph:
             self._claim_tensor(t, f"output of node '{node_name}'")
         node = Node(node_name, op_type, tuple(inputs), tuple(outputs), dict(attrs or {}),
                     tuple(control_inputs), domain, opset if opset is not None else self.opset.get(domain, 21))
+        nodes = self._live()
         if before is not None:
-            position = self._nodes.index(before)
+            position = nodes.index(before)
         elif after is not None:
-            position = self._nodes.index(after) + 1
+            position = nodes.index(after) + 1
         else:
-            position = len(self._nodes)
-        self._nodes.insert(position, node)
+            position = len(nodes)
+        nodes.insert(position, node)
+        self._place(node, position)
         self._link(node)
         if descs is not None:
             for t, d in zip(outputs, descs, strict=True):
@@ -191,13 +199,12 @@ class Graph:
             raise GraphEditError(f"cannot replace uses of '{old}' with '{new}': '{new}' does not exist.")
         producer = self._producer.get(new)
         users = [u for u in self.users(old) if u is not producer]
-        if producer is not None and users:
-            first_user = min(self._nodes.index(u) for u in users)
-            if self._nodes.index(producer) >= first_user:
-                raise GraphEditError(
-                    f"cannot replace uses of '{old}' with '{new}': '{new}' is produced by "
-                    f"'{producer.name}', after its first user '{self._nodes[first_user].name}'. "
-                    "Insert the producer earlier (insert_before the first user).")
+        late = [u for u in users if producer is not None and not self.is_before(producer, u)]
+        if late:
+            raise GraphEditError(
+                f"cannot replace uses of '{old}' with '{new}': '{new}' is produced by "
+                f"'{producer.name if producer else ''}', after its user '{late[0].name}'. "
+                "Insert the producer earlier (insert_before the first user).")
         count = 0
         for user in users:
             for i, t in enumerate(user.inputs):
@@ -226,7 +233,8 @@ class Graph:
             self._producer.pop(t, None)
             self._uses.pop(t, None)
             self.descs.pop(t, None)
-        self._nodes.remove(node)
+        self._erased.add(id(node))
+        del self._pos[id(node)]
         del self._by_name[node.name]
 
     def remove_constant(self, name: str) -> None:
@@ -245,9 +253,48 @@ class Graph:
 
     def reorder(self, order: Sequence[Node]) -> None:
         """Adopt a new node order (a permutation of the nodes); verify() checks it is topological."""
-        if len(order) != len(self._nodes) or {id(n) for n in order} != {id(n) for n in self._nodes}:
+        nodes = self._live()
+        if len(order) != len(nodes) or {id(n) for n in order} != {id(n) for n in nodes}:
             raise GraphEditError("reorder() needs a permutation of the graph's own nodes.")
         self._nodes = list(order)
+        self._renumber()
+
+    def rename_tensor(self, old: str, new: str) -> None:
+        """Give a node output a new name everywhere (producer, readers, graph outputs, desc)."""
+        producer = self._producer.get(old)
+        if producer is None:
+            raise GraphEditError(f"cannot rename '{old}': only node outputs can be renamed.")
+        self._claim_tensor(new, f"new name of '{old}'")
+        producer.outputs = tuple(new if t == old else t for t in producer.outputs)
+        self._producer[new] = self._producer.pop(old)
+        users = self._uses.pop(old, [])
+        for user in users:
+            user.inputs = tuple(new if t == old else t for t in user.inputs)
+        self._uses[new] = users
+        self.outputs = [new if t == old else t for t in self.outputs]
+        if old in self.descs:
+            self.descs[new] = self.descs.pop(old)
+
+    def fold_to_constants(self, node: Node, values: Sequence[np.ndarray]) -> None:
+        """Replace `node` by constants holding its outputs' values, under the same tensor names.
+
+        Readers keep reading the same names, so nothing is rewired (constant folding's one edit).
+        """
+        if len(values) < len(node.outputs):
+            raise GraphEditError(f"fold_to_constants('{node.name}'): {len(values)} values for "
+                                 f"{len(node.outputs)} outputs.")
+        for t in node.inputs:
+            if t:
+                self._uses[t].remove(node)
+        self._erased.add(id(node))
+        del self._pos[id(node)]
+        del self._by_name[node.name]
+        for t, value in zip(node.outputs, values, strict=False):
+            del self._producer[t]
+            array = np.asarray(value)
+            array.flags.writeable = False
+            self.constants[t] = array
+            self.descs[t] = desc_of(array)
 
     # ---- names ---------------------------------------------------------------------------------
     def unique_node_name(self, base: str) -> str:
@@ -269,10 +316,10 @@ class Graph:
         g.descs = dict(self.descs)
         g.input_dim_params = dict(self.input_dim_params)
         g.metadata = dict(self.metadata)
-        g._nodes = [n.clone() for n in self._nodes]
+        g._nodes = [n.clone() for n in self._live()]
         for n in g._nodes:
-            g._by_name[n.name] = n
             g._link(n)
+        g._renumber()
         return g
 
     # ---- checks and forms (implemented in sibling modules) -------------------------------------
@@ -301,6 +348,27 @@ class Graph:
             raise GraphEditError(f"a {role} needs a non-empty tensor name.")
         if name in self._producer or name in self.constants or name in self.inputs:
             raise GraphEditError(f"tensor '{name}' ({role}) is already defined in graph '{self.name}'.")
+
+    def _live(self) -> list[Node]:
+        """The order list without erased nodes (compacted lazily: many erases cost one pass)."""
+        if self._erased:
+            self._nodes = [n for n in self._nodes if id(n) not in self._erased]
+            self._erased.clear()
+        return self._nodes
+
+    def _renumber(self) -> None:
+        self._pos = {id(n): float(i) for i, n in enumerate(self._live())}
+
+    def _place(self, node: Node, position: int) -> None:
+        """Give a node inserted at `position` an order key between its neighbours."""
+        nodes = self._nodes
+        lo = self._pos[id(nodes[position - 1])] if position > 0 else -1.0
+        hi = self._pos[id(nodes[position + 1])] if position + 1 < len(nodes) else lo + 2.0
+        key = (lo + hi) / 2
+        if not lo < key < hi:  # float precision exhausted by many inserts at one spot
+            self._renumber()
+        else:
+            self._pos[id(node)] = key
 
     def _link(self, node: Node) -> None:
         self._by_name[node.name] = node
