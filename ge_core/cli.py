@@ -62,11 +62,22 @@ def _parser() -> argparse.ArgumentParser:
     inspect.set_defaults(func=cmd_inspect)
 
     run = verbs.add_parser("run", parents=[common], help="run the model on the CPU executor")
+    run.add_argument("--opt-level", "--oo_level", dest="opt_level", default="O0",
+                     help="compile at O0 (as imported, default), O1 (cleanups) or O3 (all passes) first")
     run.add_argument("--inputs", help="an .npz file keyed by input name (default: seeded random inputs)")
     run.add_argument("--outputs", help="write outputs to this .npz, keyed by graph output name")
     run.add_argument("--seed", type=int, default=0, help="seed for random inputs (default 0)")
     run.add_argument("--timings", action="store_true", help="print per-node and per-op wall times")
     run.set_defaults(func=cmd_run)
+
+    comp = verbs.add_parser("compile", parents=[common], help="run the pass pipeline; report and dumps")
+    comp.add_argument("--opt-level", "--oo_level", dest="opt_level", default="O3", help="O0, O1 or O3 (default)")
+    comp.add_argument("--fusion-switch-file", "--fusion_switch_file", dest="switch_file",
+                      help="turn passes off by name: lines 'PassName:off', or GE's JSON switch file")
+    comp.add_argument("--dump-dir", help="write the graph after every pass here (text + JSON), like DUMP_GE_GRAPH")
+    comp.add_argument("--report", help="write the compile report (JSON) here")
+    comp.add_argument("--verify", action="store_true", help="run graph.verify() after every pass")
+    comp.set_defaults(func=cmd_compile)
     return parser
 
 
@@ -86,24 +97,48 @@ def cmd_inspect(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from ge_core.compiler import compile as ge_compile
     from ge_core.frontend import load_onnx
-    from ge_core.runtime import Executor, random_feeds
+    from ge_core.runtime import random_feeds
 
     graph = load_onnx(_source(args.model), _input_shapes(args))
+    compiled = ge_compile(graph, opt_level=args.opt_level)
     feeds = _read_npz(args.inputs) if args.inputs else random_feeds(graph, args.seed)
-    result = Executor(graph).run(feeds)
+    result = compiled.executor.run(feeds)
     for name, value in result.outputs.items():
         print(f"{name}: {value.dtype}{list(value.shape)}  {_stats(value)}")
     if args.outputs:
         np.savez(args.outputs, **result.outputs)  # type: ignore[arg-type]
         print(f"wrote {len(result.outputs)} output(s) to {args.outputs}")
     total = sum(t.seconds for t in result.timings)
-    print(f"{len(result.timings)} nodes in {total * 1e3:.1f} ms; peak activations "
-          f"{result.peak_live_bytes / (1 << 20):.2f} MiB")
+    print(f"{len(result.timings)} nodes ({compiled.plan.kernels} kernels, {compiled.config.opt_level}) in "
+          f"{total * 1e3:.1f} ms; peak activations {result.peak_live_bytes / (1 << 20):.2f} MiB")
     if args.timings:
         from ge_core.runtime.timings import timing_table
 
         print(timing_table(result.timings))
+    return 0
+
+
+def cmd_compile(args: argparse.Namespace) -> int:
+    from ge_core.compiler import compile as ge_compile
+
+    compiled = ge_compile(_source(args.model), input_shapes=_input_shapes(args), opt_level=args.opt_level,
+                          switch_file=args.switch_file, verify=args.verify)
+    print(f"{'#':>3} {'stage':<22} {'pass':<24} {'changed':<7} {'nodes':>13} {'ms':>8}")
+    for r in compiled.records:
+        print(f"{r.index:>3} {r.stage:<22} {r.name:<24} {'yes' if r.changed else '-':<7} "
+              f"{r.nodes_before:>6}->{r.nodes_after:<6} {r.seconds * 1e3:>8.2f}")
+    print(f"compiled {len(compiled.input_graph)} -> {len(compiled.graph)} nodes, {compiled.plan.kernels} kernels, "
+          f"in {compiled.compile_seconds:.3f} s ({compiled.config.opt_level})")
+    if args.report:
+        Path(args.report).write_text(json.dumps(compiled.report, indent=2), encoding="utf-8")
+        print(f"wrote report to {args.report}")
+    if args.dump_dir:
+        from ge_core.dump import write_dumps
+
+        files = write_dumps(compiled, args.dump_dir)
+        print(f"wrote {len(files)} dump files to {args.dump_dir}")
     return 0
 
 

@@ -236,7 +236,7 @@ OPS: list[OpDef] = [
     # convert to the dtype of input 1
     OpDef("CastLike", Category.ELEMENTWISE, _castlike_infer, _castlike, elementwise_cost(1)),
     # a copy of x
-    OpDef("Identity", Category.INJECTIVE, unary_infer(ANY), _identity, zero_flop_cost),
+    OpDef("Identity", Category.INJECTIVE, unary_infer(ANY), _identity, zero_flop_cost, view=True),
     # inference: x unchanged (and an all-True mask); training mode is refused
     OpDef("Dropout", Category.INJECTIVE, _dropout_infer, _dropout, zero_flop_cost),
 ]

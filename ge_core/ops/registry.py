@@ -69,6 +69,9 @@ class OpDef:
     value: ValueFn | None = None
     # False for ops whose output must not be precomputed (random, huge or data-independent shapes).
     foldable: bool = True
+    # The output is input 0's memory under another shape (Reshape, Squeeze, Identity...): no kernel is
+    # launched for it (GE's no-task ops), and memory planning lets it alias its input.
+    view: bool = False
     doc: str = ""
 
 

@@ -317,13 +317,13 @@ def _expand(node: Node, inputs: list[np.ndarray | None]) -> list[np.ndarray]:
 
 OPS: list[OpDef] = [
     # the same elements under a new shape (0 copies a dim unless allowzero, one -1 is inferred)
-    OpDef("Reshape", Category.INJECTIVE, _infer_reshape, _reshape, zero_flop_cost, doc="new shape"),
+    OpDef("Reshape", Category.INJECTIVE, _infer_reshape, _reshape, zero_flop_cost, view=True, doc="new shape"),
     # 2-D view [prod(dims before axis), prod(dims from axis)]
-    OpDef("Flatten", Category.INJECTIVE, _infer_flatten, _flatten, zero_flop_cost, doc="to 2-D at axis"),
+    OpDef("Flatten", Category.INJECTIVE, _infer_flatten, _flatten, zero_flop_cost, view=True, doc="to 2-D at axis"),
     # drop size-1 dims (the given axes, or all of them)
-    OpDef("Squeeze", Category.INJECTIVE, _infer_squeeze, _squeeze, zero_flop_cost, doc="drop 1-dims"),
+    OpDef("Squeeze", Category.INJECTIVE, _infer_squeeze, _squeeze, zero_flop_cost, view=True, doc="drop 1-dims"),
     # insert size-1 dims at the given output axes
-    OpDef("Unsqueeze", Category.INJECTIVE, _infer_unsqueeze, _unsqueeze, zero_flop_cost,
+    OpDef("Unsqueeze", Category.INJECTIVE, _infer_unsqueeze, _unsqueeze, zero_flop_cost, view=True,
           doc="insert 1-dims"),
     # the input's shape (dims start..end) as an int64 vector; reads no data, so OPAQUE (not fusible)
     OpDef("Shape", Category.OPAQUE, _infer_shape, _shape, zero_flop_cost, value=_shape_value,

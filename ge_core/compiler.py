@@ -1,0 +1,131 @@
+"""`ge_core.compile`: a GE Graph through the pass pipeline into a CompiledModel.
+
+The CompiledModel holds the final graph, the ordered execution plan, one record per pass (with a snapshot
+of the graph after it) and the compile report of DESIGN.md's contract; `.run(feeds)` runs the plan.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ge_core.frontend import load_onnx
+from ge_core.ir.graph import Graph
+from ge_core.ops import REGISTRY
+from ge_core.passes.config import CompileConfig, OptLevel, apply_switches, read_switch_file
+from ge_core.passes.instruments import (
+    Instrument,
+    NumericsInstrument,
+    PassRecord,
+    SnapshotInstrument,
+    VerifyInstrument,
+)
+from ge_core.passes.manager import PassManager, PipelineStep
+from ge_core.passes.pipeline import all_passes, default_pipeline, without
+from ge_core.runtime import Executor
+
+
+@dataclass(frozen=True)
+class PlanStep:
+    node: str
+    op_type: str
+    launches_kernel: bool  # False for views (Reshape, Squeeze...): GE's no-task nodes
+
+
+@dataclass
+class ExecutionPlan:
+    steps: list[PlanStep]
+
+    @property
+    def kernels(self) -> int:
+        return sum(s.launches_kernel for s in self.steps)
+
+    @classmethod
+    def of(cls, graph: Graph) -> ExecutionPlan:
+        steps = []
+        for node in graph.nodes:
+            op = REGISTRY.get(node.op_type, node.domain)
+            steps.append(PlanStep(node.name, node.op_type, not (op is not None and op.view)))
+        return cls(steps)
+
+
+@dataclass
+class CompiledModel:
+    graph: Graph
+    input_graph: Graph  # as imported, before any pass (the "before" of the first pass)
+    config: CompileConfig
+    records: list[PassRecord]
+    plan: ExecutionPlan
+    compile_seconds: float
+    extra_report: dict[str, Any] = field(default_factory=dict)
+
+    @cached_property
+    def executor(self) -> Executor:
+        return Executor(self.graph)
+
+    def run(self, feeds: Mapping[str, object]) -> dict[str, np.ndarray]:
+        return self.executor.run(feeds).outputs
+
+    @property
+    def report(self) -> dict[str, Any]:
+        """The compile report (DESIGN.md contract): timing, passes, kernel count."""
+        return {
+            "compile_seconds": round(self.compile_seconds, 6),
+            "opt_level": str(self.config.opt_level),
+            "passes": [r.to_json() for r in self.records],
+            "kernels": self.plan.kernels,
+            "nodes": len(self.graph),
+            "nodes_before": len(self.input_graph),
+            **self.extra_report,
+        }
+
+
+def compile(  # noqa: A001 - the public contract's name (ge_core.compile)
+    source: Graph | str | os.PathLike[str] | bytes,
+    *,
+    opt_level: OptLevel | str = OptLevel.O3,
+    input_shapes: str | Mapping[str, Sequence[int]] | None = None,
+    disabled: Iterable[str] = (),
+    switch_file: str | Path | None = None,
+    pipeline: Sequence[PipelineStep] | None = None,
+    verify: bool = False,
+    numeric_feeds: Mapping[str, np.ndarray] | None = None,
+    numeric_tolerance: float | None = None,
+) -> CompiledModel:
+    """Compile a graph (or an ONNX path/bytes) at `opt_level`; the caller's Graph is never modified.
+
+    `pipeline` replaces the default steps (reorder or pick passes in the API); `disabled` and
+    `switch_file` turn passes off by name; `verify` runs graph.verify() after every pass; with
+    `numeric_feeds` every pass is also run for numbers and its max error per output recorded.
+    """
+    start = time.perf_counter()
+    graph = source.copy() if isinstance(source, Graph) else load_onnx(source, input_shapes)
+    config = _config(opt_level, disabled, switch_file, verify, numeric_tolerance)
+    steps = without(pipeline if pipeline is not None else default_pipeline(config.opt_level), config.disabled)
+    snapshots = SnapshotInstrument()
+    instruments: list[Instrument] = [snapshots]
+    if verify:
+        instruments.append(VerifyInstrument())
+    if numeric_feeds is not None:
+        instruments.append(NumericsInstrument(numeric_feeds, numeric_tolerance))
+    input_graph = graph.copy()
+    snapshots.last = input_graph
+    records = PassManager(steps, instruments).run(graph)
+    plan = ExecutionPlan.of(graph)
+    return CompiledModel(graph, input_graph, config, records, plan, time.perf_counter() - start)
+
+
+def _config(opt_level: OptLevel | str, disabled: Iterable[str], switch_file: str | Path | None,
+            verify: bool, numeric_tolerance: float | None) -> CompileConfig:
+    switches = {name: False for name in disabled}
+    if switch_file is not None:
+        switches.update(read_switch_file(switch_file))
+    off = apply_switches(switches, [p.name for p in all_passes()]) if switches else frozenset()
+    return CompileConfig(OptLevel.parse(opt_level), off, verify, numeric_tolerance)

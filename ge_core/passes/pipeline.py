@@ -1,0 +1,60 @@
+"""The default compile pipeline, per opt level: reads top to bottom, one commented step per line."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from ge_core.passes.base import GraphPass, Stage
+from ge_core.passes.config import OptLevel
+from ge_core.passes.manager import PipelineStep
+
+S = Stage
+
+
+def default_pipeline(opt_level: OptLevel | str = OptLevel.O3) -> list[PipelineStep]:
+    level = OptLevel.parse(opt_level)
+    if level == OptLevel.O0:
+        return []  # O0: the graph exactly as imported
+    # Imported here so that ge_core.passes loads without every pass module (and cheaply).
+    from ge_core.passes.constant_folding import ConstantFoldingPass
+    from ge_core.passes.cse import CsePass
+    from ge_core.passes.dead_code import PrunePass
+    from ge_core.passes.fold_batchnorm import BatchNormFoldPass
+    from ge_core.passes.fold_scale import ScaleFoldPass
+    from ge_core.passes.infer_shapes import InferShapePass
+    from ge_core.passes.noop_elimination import NoOpEliminationPass
+    from ge_core.passes.reshape_chain import ReshapeChainPass
+    from ge_core.passes.transpose_chain import TransposeChainPass
+
+    steps = [
+        PipelineStep(S.AFTER_INFERSHAPE, InferShapePass()),                # shapes/dtypes from the op registry
+        PipelineStep(S.OPTIMIZE_ORIGINAL_GRAPH, ConstantFoldingPass()),    # precompute what only needs constants
+        PipelineStep(S.OPTIMIZE_ORIGINAL_GRAPH, NoOpEliminationPass()),    # Identity, Dropout, same-shape Reshape...
+        PipelineStep(S.OPTIMIZE_ORIGINAL_GRAPH, CsePass()),                # compute duplicates once
+        PipelineStep(S.OPTIMIZE_ORIGINAL_GRAPH, PrunePass()),              # drop what no output needs
+    ]
+    if level == OptLevel.O3:
+        steps += [
+            PipelineStep(S.OPTIMIZE_STAGE1, TransposeChainPass()),         # Transpose∘Transpose -> one (or none)
+            PipelineStep(S.OPTIMIZE_STAGE1, ReshapeChainPass()),           # Reshape chains -> one Reshape
+            PipelineStep(S.OPTIMIZE_STAGE1, BatchNormFoldPass()),          # BN into the Conv/Gemm before it
+            PipelineStep(S.OPTIMIZE_STAGE1, ScaleFoldPass()),              # Mul/Add by constants into weights
+            PipelineStep(S.OPTIMIZE_STAGE1, ConstantFoldingPass()),        # what the folds left constant
+            PipelineStep(S.OPTIMIZE_STAGE1, NoOpEliminationPass()),        # no-ops the rewrites exposed
+            PipelineStep(S.OPTIMIZE_STAGE1, CsePass()),                    # duplicates the rewrites exposed
+            PipelineStep(S.OPTIMIZE_STAGE1, PrunePass()),                  # weights and nodes now unused
+        ]
+    return steps
+
+
+def all_passes() -> list[GraphPass]:
+    """Every pass the pipelines can run, once each (for switch files and the UI)."""
+    seen: dict[str, GraphPass] = {}
+    for step in default_pipeline(OptLevel.O3):
+        seen.setdefault(step.name, step.pass_)
+    return list(seen.values())
+
+
+def without(steps: Iterable[PipelineStep], disabled: Iterable[str]) -> list[PipelineStep]:
+    off = set(disabled)
+    return [s for s in steps if s.name not in off]
