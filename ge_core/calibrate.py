@@ -96,7 +96,7 @@ def _calibratable(graph: Graph, node: Node) -> bool:
     """Mean and var are distinct initializers read by this node only, so rewriting them changes nothing else."""
     names = node.inputs[_MEAN:_VAR + 1]
     return (len(names) == 2 and names[0] != names[1]
-            and all(graph.is_constant(t) and len(graph.users(t)) == 1 and t not in graph.outputs for t in names))
+            and all(graph.is_constant(t) and len(graph.users(t)) == 1 and not graph.is_output(t) for t in names))
 
 
 def _calibrate(node: Node, env: dict[str, np.ndarray]) -> dict[str, np.ndarray]:

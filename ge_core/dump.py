@@ -1,9 +1,12 @@
-"""Graph dumps per pass, like GE's DUMP_GE_GRAPH: one readable text file and one JSON file per step.
+"""Graph dumps per pass, like GE's DUMP_GE_GRAPH: readable text, JSON and (standard graphs) ONNX per step.
 
-    000_PreRunBegin_input.txt / .json
-    001_AfterInfershape_infer_shape.txt / .json
-    002_OptimizeOriginalGraph_constant_folding.txt / .json
+    000_PreRunBegin_input.txt / .json / .onnx
+    001_AfterInfershape_infer_shape.txt / .json / .onnx
+    002_OptimizeOriginalGraph_constant_folding.txt / .json / .onnx
     ...
+
+The .onnx file is written only while every node is a standard ONNX op (`is_standard`); it opens in
+Netron or ONNX Runtime. The text header says whether it was written and, if not, why.
 """
 
 from __future__ import annotations
@@ -12,6 +15,8 @@ import json
 from pathlib import Path
 
 from ge_core.compiler import CompiledModel
+from ge_core.errors import GEError
+from ge_core.frontend.onnx_export import is_standard, nonstandard_nodes, to_onnx
 from ge_core.ir.graph import Graph
 from ge_core.passes.base import Stage, snake_name
 from ge_core.passes.instruments import PassRecord
@@ -21,12 +26,14 @@ def write_dumps(compiled: CompiledModel, directory: str | Path) -> list[Path]:
     """Write the input graph and the graph after every pass; returns the files written, in order."""
     folder = Path(directory)
     folder.mkdir(parents=True, exist_ok=True)
+    onnx_cache: dict[int, bytes | str] = {}  # unchanged passes share one snapshot: export it once
     written = _write(folder, f"000_{Stage.PRE_RUN_BEGIN}_input", compiled.input_graph,
-                     [f"# stage {Stage.PRE_RUN_BEGIN}: the graph as imported", f"# nodes {len(compiled.input_graph)}"])
+                     [f"# stage {Stage.PRE_RUN_BEGIN}: the graph as imported", f"# nodes {len(compiled.input_graph)}"],
+                     onnx_cache)
     for record in compiled.records:
         graph = record.snapshot if record.snapshot is not None else compiled.graph
         stem = f"{record.index:03d}_{record.stage}_{snake_name(record.name)}"
-        written += _write(folder, stem, graph, _header(record))
+        written += _write(folder, stem, graph, _header(record), onnx_cache)
     return written
 
 
@@ -39,8 +46,27 @@ def _header(record: PassRecord) -> list[str]:
     return lines
 
 
-def _write(folder: Path, stem: str, graph: Graph, header: list[str]) -> list[Path]:
-    text_path, json_path = folder / f"{stem}.txt", folder / f"{stem}.json"
-    text_path.write_text("\n".join(header) + "\n" + graph.to_text() + "\n", encoding="utf-8")
+def _write(folder: Path, stem: str, graph: Graph, header: list[str], onnx_cache: dict[int, bytes | str]) -> list[Path]:
+    text_path, json_path, onnx_path = folder / f"{stem}.txt", folder / f"{stem}.json", folder / f"{stem}.onnx"
+    if id(graph) not in onnx_cache:
+        onnx_cache[id(graph)] = _onnx_bytes(graph)
+    model = onnx_cache[id(graph)]
+    note = f"# onnx {onnx_path.name}" if isinstance(model, bytes) else f"# onnx not written: {model}"
+    text_path.write_text("\n".join([*header, note]) + "\n" + graph.to_text() + "\n", encoding="utf-8")
     json_path.write_text(json.dumps(graph.to_json(), indent=1), encoding="utf-8")
-    return [text_path, json_path]
+    if not isinstance(model, bytes):
+        return [text_path, json_path]
+    onnx_path.write_bytes(model)
+    return [text_path, json_path, onnx_path]
+
+
+def _onnx_bytes(graph: Graph) -> bytes | str:
+    """The serialized ONNX model, or why there is none (a non-standard op, or something ONNX cannot hold)."""
+    if not is_standard(graph):
+        odd = nonstandard_nodes(graph)
+        shown = ", ".join(f"'{n.name}' ({f'{n.domain}::' if n.domain else ''}{n.op_type})" for n in odd[:3])
+        return f"{len(odd)} node(s) are not standard ONNX ops: {shown}{' ...' if len(odd) > 3 else ''}"
+    try:
+        return to_onnx(graph).SerializeToString()
+    except GEError as err:
+        return str(err)

@@ -8,6 +8,7 @@ order topological (in the style of torch.fx: insert_before/after, replace_all_us
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
@@ -23,7 +24,8 @@ class Graph:
         self.name = name
         self.opset: dict[str, int] = dict(opset or {"": 21})
         self.inputs: list[str] = []
-        self.outputs: list[str] = []
+        self._outputs: tuple[str, ...] = ()
+        self._output_count: Counter[str] = Counter()  # O(1) "is this a graph output" on big output lists
         self.constants: dict[str, np.ndarray] = {}
         self.descs: dict[str, TensorDesc] = {}
         self.input_dim_params: dict[str, tuple[int | str, ...]] = {}  # symbolic dims as written
@@ -33,9 +35,17 @@ class Graph:
         self._pos: dict[int, float] = {}  # node id -> order key, for O(1) "is a before b"
         self._by_name: dict[str, Node] = {}
         self._producer: dict[str, Node] = {}
-        self._uses: dict[str, list[Node]] = {}  # one entry per use (a node using x twice appears twice)
+        self._uses: dict[str, dict[Node, int]] = {}  # tensor -> {reader: how many of its inputs read it}
 
     # ---- queries -------------------------------------------------------------------------------
+    @property
+    def outputs(self) -> list[str]:
+        """Graph output tensor names, in order (a copy: change them with set_outputs)."""
+        return list(self._outputs)
+
+    def is_output(self, tensor: str) -> bool:
+        return tensor in self._output_count
+
     @property
     def nodes(self) -> Sequence[Node]:
         """Nodes in topological order (a snapshot: edit through the graph's methods)."""
@@ -66,14 +76,11 @@ class Graph:
 
     def users(self, tensor: str) -> list[Node]:
         """Distinct nodes reading `tensor`, in graph order."""
-        seen: dict[int, Node] = {}
-        for user in self._uses.get(tensor, ()):
-            seen.setdefault(id(user), user)
-        return list(seen.values())
+        return list(self._uses.get(tensor, ()))
 
     def num_uses(self, tensor: str) -> int:
         """Uses by nodes plus one if it is a graph output: zero means nothing needs it."""
-        return len(self._uses.get(tensor, ())) + self.outputs.count(tensor)
+        return sum(self._uses.get(tensor, {}).values()) + self._output_count[tensor]
 
     def has_tensor(self, tensor: str) -> bool:
         """True for graph inputs, constants and node outputs (even before their desc is inferred)."""
@@ -175,20 +182,20 @@ class Graph:
         missing = [t for t in outputs if not self.has_tensor(t)]
         if missing:
             raise GraphEditError(f"cannot make {missing} graph outputs: no such tensors in '{self.name}'.")
-        self.outputs = outputs
+        self._set_outputs(outputs)
 
     def set_input(self, node: Node, index: int, tensor: str) -> None:
         """Point input `index` of `node` at `tensor` ("" removes an optional input)."""
         old = node.input(index)
         if old:
-            self._uses[old].remove(node)
+            self._drop_use(old, node)
         inputs = list(node.inputs) + [""] * (index + 1 - len(node.inputs))
         inputs[index] = tensor
         while inputs and not inputs[-1]:
             inputs.pop()
         node.inputs = tuple(inputs)
         if tensor:
-            self._uses.setdefault(tensor, []).append(node)
+            self._add_use(tensor, node)
 
     def replace_all_uses(self, old: str, new: str) -> int:
         """Make every reader of `old` (nodes and graph outputs) read `new`; returns how many changed.
@@ -211,10 +218,9 @@ class Graph:
                 if t == old:
                     self.set_input(user, i, new)
                     count += 1
-        for i, t in enumerate(self.outputs):
-            if t == old:
-                self.outputs[i] = new
-                count += 1
+        if old in self._output_count:
+            count += self._output_count[old]
+            self._set_outputs([new if t == old else t for t in self._outputs])
         return count
 
     def erase(self, node: Node) -> None:
@@ -222,13 +228,13 @@ class Graph:
         busy = {t: [u.name for u in self.users(t)] for t in node.outputs if self.num_uses(t)}
         if busy:
             detail = "; ".join(
-                f"'{t}' read by {users or []}{' and is a graph output' if t in self.outputs else ''}"
+                f"'{t}' read by {users or []}{' and is a graph output' if self.is_output(t) else ''}"
                 for t, users in busy.items())
             raise GraphEditError(f"cannot erase node '{node.name}' ({node.op_type}): {detail}. "
                                  "Replace those uses first (replace_all_uses).")
-        for t in node.inputs:
+        for t in set(node.inputs):
             if t:
-                self._uses[t].remove(node)
+                self._uses[t].pop(node, None)
         for t in node.outputs:
             self._producer.pop(t, None)
             self._uses.pop(t, None)
@@ -267,11 +273,12 @@ class Graph:
         self._claim_tensor(new, f"new name of '{old}'")
         producer.outputs = tuple(new if t == old else t for t in producer.outputs)
         self._producer[new] = self._producer.pop(old)
-        users = self._uses.pop(old, [])
+        users = self._uses.pop(old, {})
         for user in users:
             user.inputs = tuple(new if t == old else t for t in user.inputs)
         self._uses[new] = users
-        self.outputs = [new if t == old else t for t in self.outputs]
+        if old in self._output_count:
+            self._set_outputs([new if t == old else t for t in self._outputs])
         if old in self.descs:
             self.descs[new] = self.descs.pop(old)
 
@@ -283,9 +290,9 @@ class Graph:
         if len(values) < len(node.outputs):
             raise GraphEditError(f"fold_to_constants('{node.name}'): {len(values)} values for "
                                  f"{len(node.outputs)} outputs.")
-        for t in node.inputs:
+        for t in set(node.inputs):
             if t:
-                self._uses[t].remove(node)
+                self._uses[t].pop(node, None)
         self._erased.add(id(node))
         del self._pos[id(node)]
         del self._by_name[node.name]
@@ -311,7 +318,7 @@ class Graph:
         """
         g = Graph(self.name, self.opset)
         g.inputs = list(self.inputs)
-        g.outputs = list(self.outputs)
+        g._set_outputs(self._outputs)
         g.constants = dict(self.constants)
         g.descs = dict(self.descs)
         g.input_dim_params = dict(self.input_dim_params)
@@ -349,6 +356,21 @@ class Graph:
         if name in self._producer or name in self.constants or name in self.inputs:
             raise GraphEditError(f"tensor '{name}' ({role}) is already defined in graph '{self.name}'.")
 
+    def _set_outputs(self, outputs: Sequence[str]) -> None:
+        self._outputs = tuple(outputs)
+        self._output_count = Counter(self._outputs)
+
+    def _add_use(self, tensor: str, node: Node) -> None:
+        readers = self._uses.setdefault(tensor, {})
+        readers[node] = readers.get(node, 0) + 1
+
+    def _drop_use(self, tensor: str, node: Node) -> None:
+        readers = self._uses[tensor]
+        if readers[node] > 1:
+            readers[node] -= 1
+        else:
+            del readers[node]
+
     def _live(self) -> list[Node]:
         """The order list without erased nodes (compacted lazily: many erases cost one pass)."""
         if self._erased:
@@ -376,7 +398,7 @@ class Graph:
             self._producer[t] = node
         for t in node.inputs:
             if t:
-                self._uses.setdefault(t, []).append(node)
+                self._add_use(t, node)
 
 
 def _unique(base: str, taken: dict[str, Any]) -> str:

@@ -5,6 +5,7 @@ Dims are ints; -1 is an unknown dim (GE's UNKNOWN_DIM). Descs are immutable, so 
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, replace
 
@@ -82,6 +83,7 @@ class TensorDesc:
         return out
 
 
+@functools.cache
 def dtype_itemsize(dtype: str) -> int:
     if dtype == "bfloat16":
         return 2
@@ -92,9 +94,13 @@ def dtype_itemsize(dtype: str) -> int:
 
 def desc_of(array: np.ndarray, fmt: str | None = None) -> TensorDesc:
     """The desc of a concrete array (constants, feeds)."""
-    dtype = "str" if array.dtype.kind in "OUS" else array.dtype.name
     shape = tuple(int(d) for d in array.shape)
-    return TensorDesc(shape, dtype, fmt or default_format(len(shape)))
+    return TensorDesc(shape, _dtype_name(array.dtype), fmt or default_format(len(shape)))
+
+
+@functools.cache
+def _dtype_name(dtype: np.dtype) -> str:
+    return "str" if dtype.kind in "OUS" else dtype.name
 
 
 def default_format(rank: int) -> str:

@@ -17,6 +17,7 @@ from ge_core.ir.graph import Graph
 from ge_core.ir.node import Node
 from ge_core.ir.tensor import TensorDesc
 from ge_core.limits import check_tensor_size
+from ge_core.limits import max_tensor_bytes as default_max_tensor_bytes
 from ge_core.ops.registry import OpDef, Operand, OpRegistry
 
 # Known values are kept for tensors up to this many elements (shape tensors, small constants).
@@ -35,6 +36,7 @@ def infer_graph(graph: Graph, registry: OpRegistry, *, apply: bool = True,
                 max_tensor_bytes: int | None = None) -> InferResult:
     """Infer every node's output descs in order. With apply=True the graph's descs are updated."""
     result = InferResult()
+    limit = default_max_tensor_bytes() if max_tensor_bytes is None else max_tensor_bytes  # read once, not per node
     descs = {t: graph.descs[t] for t in list(graph.inputs) + list(graph.constants) if t in graph.descs}
     values = {t: a for t, a in graph.constants.items() if a.size <= MAX_VALUE_ELEMENTS}
     for node in graph.nodes:
@@ -43,7 +45,7 @@ def infer_graph(graph: Graph, registry: OpRegistry, *, apply: bool = True,
             continue  # unsupported (reported by the legality check) or downstream of a failure
         operands = [Operand(descs[t], values.get(t)) if t else None for t in node.inputs]
         try:
-            outs = _infer_node(node, op, operands, max_tensor_bytes)
+            outs = _infer_node(node, op, operands, limit)
         except GEError as err:
             # a ShapeError's hint is generic; the list gets one hint at its end
             result.problems.append(err.message if isinstance(err, ShapeError) else str(err))
@@ -60,8 +62,7 @@ def infer_graph(graph: Graph, registry: OpRegistry, *, apply: bool = True,
     return result
 
 
-def _infer_node(node: Node, op: OpDef, operands: list[Operand | None],
-                max_tensor_bytes: int | None) -> list[TensorDesc]:
+def _infer_node(node: Node, op: OpDef, operands: list[Operand | None], limit: int) -> list[TensorDesc]:
     try:
         outs = op.infer(node, operands)
     except GEError:
@@ -75,7 +76,7 @@ def _infer_node(node: Node, op: OpDef, operands: list[Operand | None],
     for t, d in zip(node.outputs, outs, strict=False):
         if t and d.is_static:
             check_tensor_size(f"tensor '{t}' (output of node '{node.name}', {node.op_type})",
-                              d.shape, d.dtype, limit=max_tensor_bytes)
+                              d.shape, d.dtype, limit=limit)
     return outs[: len(node.outputs)]
 
 

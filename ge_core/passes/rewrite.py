@@ -14,7 +14,7 @@ def bypass(graph: Graph, node: Node, source: str) -> bool:
     graph output). Returns False, graph untouched, when the bypass would change the graph's interface.
     """
     (out,) = node.outputs
-    keep_name = out in graph.outputs
+    keep_name = graph.is_output(out)
     if keep_name and (graph.producer(source) is None or source in graph.outputs):
         return False
     graph.replace_all_uses(out, source)
@@ -34,7 +34,7 @@ def erase_if_unused(graph: Graph, node: Node) -> bool:
 
 def single_reader(graph: Graph, tensor: str) -> Node | None:
     """The one node reading `tensor` (exactly once), when it is not also a graph output; else None."""
-    if tensor in graph.outputs or graph.num_uses(tensor) != 1:
+    if graph.is_output(tensor) or graph.num_uses(tensor) != 1:
         return None
     (user,) = graph.users(tensor)
     return user

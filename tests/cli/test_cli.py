@@ -154,3 +154,36 @@ def test_broken_samples_are_refused_listing_every_problem(
 def test_unknown_sample_lists_the_known_ones(capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run_cli(["inspect", "sample:nope"], capsys)
     assert code == 2 and "conv_bn_relu" in err
+
+
+def test_compile_prints_the_pipeline_and_run_accepts_opt_levels(
+        relu_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run_cli(["compile", str(relu_path), "--opt-level", "O1"], capsys)
+    assert code == 0 and "InferShapePass" in out and "AfterInfershape" in out
+    code, out, _ = run_cli(["run", str(relu_path), "--opt-level", "O1"], capsys)
+    assert code == 0 and "O1" in out
+
+
+@pytest.mark.parametrize(("args", "words"), [
+    (["compile", "{relu}", "--opt-level", "O7"], "unknown opt level"),
+    (["run", "{relu}", "--opt-level", "fast"], "unknown opt level"),
+    (["compile", "{relu}", "--fusion-switch-file", "missing.cfg"], "not found"),
+    (["compile", "{relu}", "--fusion-switch-file", "{bad_switch}"], "unknown passes"),
+])
+def test_compile_usage_errors_exit_2(args: list[str], words: str, relu_path: Path, tmp_path: Path,
+                                     capsys: pytest.CaptureFixture[str]) -> None:
+    bad_switch = tmp_path / "switch.cfg"
+    bad_switch.write_text("NoSuchPass:off\n")
+    argv = [a.replace("{relu}", str(relu_path)).replace("{bad_switch}", str(bad_switch)) for a in args]
+    code, _, err = run_cli(argv, capsys)
+    assert code == 2 and words in err and "Traceback" not in err
+
+
+def test_switch_file_turns_passes_off(relu_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    switch = tmp_path / "switch.cfg"
+    switch.write_text("ConstantFoldingPass:off\nCsePass:off\n")
+    report = tmp_path / "r.json"
+    code, _, _ = run_cli(["compile", str(relu_path), "--fusion-switch-file", str(switch), "--report", str(report)],
+                         capsys)
+    names = [p["name"] for p in json.loads(report.read_text())["passes"]]
+    assert code == 0 and "ConstantFoldingPass" not in names and "CsePass" not in names and "PrunePass" in names

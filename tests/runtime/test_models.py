@@ -52,26 +52,43 @@ def relative_error(got: np.ndarray, want: np.ndarray) -> float:
 @pytest.mark.slow
 @pytest.mark.parametrize("sample", RUNNABLE, ids=lambda s: s.name)
 def test_cli_run_matches_onnxruntime(sample: Sample, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`run --opt-level O0` (as imported) and `--opt-level O3` (every pass) both match ONNX Runtime."""
     model = with_pre_softmax_outputs(onnx.load_from_string(sample_bytes(sample.name)))
     path = tmp_path / "model.onnx"
     onnx.save(model, path)
     graph = ge_core.load_onnx(str(path), sample.input_shapes or None)
     feeds = ge_core.random_feeds(graph, seed=3)
     np.savez(tmp_path / "in.npz", **feeds)  # type: ignore[arg-type]
-    args = ["run", str(path), "--inputs", str(tmp_path / "in.npz"), "--outputs", str(tmp_path / "out.npz")]
-    if sample.input_shapes:
-        args += ["--input-shape", sample.input_shapes]
-    code = main(args)
-    assert code == 0, capsys.readouterr().err
     want = ort_run(model, feeds)
-    with np.load(tmp_path / "out.npz") as got:
-        assert sorted(got.files) == sorted(want)
-        for name, ref in want.items():
-            assert got[name].shape == ref.shape and got[name].dtype == ref.dtype, name
-            err = relative_error(got[name], ref)
-            assert err <= RELATIVE_TOLERANCE, f"{sample.name}: output '{name}' relative error {err:.2e}"
-            if ref.dtype.kind == "f" and ref.size > 1:
-                assert float(np.std(ref)) > 0, f"{sample.name}: '{name}' is constant; the test would prove nothing"
+    for level in ("O0", "O3"):
+        out = tmp_path / f"out_{level}.npz"
+        args = ["run", str(path), "--opt-level", level, "--inputs", str(tmp_path / "in.npz"), "--outputs", str(out)]
+        if sample.input_shapes:
+            args += ["--input-shape", sample.input_shapes]
+        assert main(args) == 0, capsys.readouterr().err
+        with np.load(out) as got:
+            assert sorted(got.files) == sorted(want)
+            for name, ref in want.items():
+                assert got[name].shape == ref.shape and got[name].dtype == ref.dtype, name
+                err = relative_error(got[name], ref)
+                assert err <= RELATIVE_TOLERANCE, f"{sample.name} {level}: '{name}' relative error {err:.2e}"
+                if ref.dtype.kind == "f" and ref.size > 1:
+                    assert float(np.std(ref)) > 0, f"{sample.name}: '{name}' is constant; the test proves nothing"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sample", RUNNABLE, ids=lambda s: s.name)
+def test_compiles_at_o3_with_a_record_per_pass(sample: Sample) -> None:
+    from ge_core.passes.pipeline import default_pipeline
+
+    compiled = ge_core.compile(sample_bytes(sample.name), input_shapes=sample.input_shapes or None,
+                               opt_level="O3", verify=True)
+    steps = default_pipeline("O3")
+    assert [r.name for r in compiled.records] == [s.name for s in steps]
+    assert all(r.verified for r in compiled.records)
+    report = compiled.report
+    assert len(report["passes"]) == len(steps) and report["kernels"] <= report["nodes"]
+    assert report["nodes"] <= report["nodes_before"]
 
 
 def test_every_light_model_and_exported_model_is_covered() -> None:

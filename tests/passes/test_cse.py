@@ -1,0 +1,235 @@
+"""CsePass: identical nodes and identical constants are computed/stored once; random ops never merge."""
+
+from __future__ import annotations
+
+import gc
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pytest
+
+import ge_core
+from ge_core.ir import Graph, TensorDesc
+from ge_core.ops import REGISTRY, Category, OpDef, infer_graph
+from ge_core.passes.base import PassResult
+from ge_core.passes.constant_folding import ConstantFoldingPass
+from ge_core.passes.cse import CsePass
+from ge_core.samples import get_sample, sample_bytes
+
+NodeSpec = tuple[str, Sequence[str], Sequence[str], dict[str, Any]]
+F32 = TensorDesc((2, 4), "float32")
+
+
+def build(inputs: dict[str, TensorDesc], consts: dict[str, np.ndarray], nodes: Sequence[NodeSpec],
+          outputs: Sequence[str], **node_kw: Any) -> Graph:
+    """A graph from specs; node names are their first output's, descs come from the op registry."""
+    g = Graph("g")
+    for name, desc in inputs.items():
+        g.add_input(name, desc)
+    for name, array in consts.items():
+        g.add_constant(name, array)
+    for op, ins, outs, attrs in nodes:
+        g.add_node(op, ins, outs, attrs, name=outs[0], **node_kw.get(outs[0], {}))
+    g.set_outputs(outputs)
+    result = infer_graph(g, REGISTRY)
+    assert not result.problems, result.problems
+    return g
+
+
+def assert_same_numbers(before: Graph, after: Graph, seed: int = 0) -> None:
+    feeds = ge_core.random_feeds(before, seed)
+    want, got = ge_core.execute(before, feeds), ge_core.execute(after, feeds)
+    assert list(got) == list(want)
+    for name, ref in want.items():
+        scale = max(float(np.max(np.abs(ref))) if ref.size else 0.0, 1e-6)
+        assert got[name].shape == ref.shape and got[name].dtype == ref.dtype
+        assert float(np.max(np.abs(got[name].astype(np.float64) - ref), initial=0.0)) <= 1e-4 * scale, name
+
+
+def run_pass(g: Graph, *, numerics: bool = True) -> PassResult:
+    before = g.copy()
+    result = CsePass().run(g)
+    g.verify()
+    assert g.outputs == before.outputs and g.inputs == before.inputs
+    if not result.changed:
+        assert g.to_text() == before.to_text()
+    if numerics:
+        assert_same_numbers(before, g)
+    return result
+
+
+def test_duplicate_nodes_and_constants_merge_into_the_first() -> None:
+    g = build({"x": F32}, {"k1": np.full(4, 2.0, np.float32), "k2": np.full(4, 2.0, np.float32)},
+              [("Tanh", ["x"], ["a"], {}), ("Tanh", ["x"], ["b"], {}),
+               ("Mul", ["a", "k1"], ["am"], {}), ("Mul", ["b", "k2"], ["bm"], {}),
+               ("Add", ["am", "bm"], ["y"], {})],
+              ["y"])
+    result = run_pass(g)
+    assert result.notes == ("merged 2 duplicate node(s) and 1 duplicate constant(s)",)
+    assert g.to_text() == (
+        "graph g (%x: f32[2,4]) {\n"
+        "  const %k1: f32[4]\n"
+        "  %a = Tanh(%x) : f32[2,4]\n"
+        "  %am = Mul(%a, %k1) : f32[2,4]\n"  # bm's Mul became a duplicate once b and k2 were merged
+        "  %y = Add(%am, %am) : f32[2,4]\n"
+        "  return %y\n"
+        "}")
+    assert not CsePass().run(g).changed
+
+
+def test_nothing_to_merge_reports_unchanged() -> None:
+    g = build({"x": F32}, {"k1": np.full(4, 2.0, np.float32), "k2": np.full(4, 3.0, np.float32)},
+              [("Mul", ["x", "k1"], ["a"], {}), ("Mul", ["x", "k2"], ["b"], {}), ("Sub", ["a", "b"], ["c"], {}),
+               ("Sub", ["b", "a"], ["d"], {}), ("Add", ["c", "d"], ["y"], {})],
+              ["y"])
+    result = run_pass(g)
+    assert not result.changed and result.notes == ()  # Sub does not commute
+
+
+def test_commutative_inputs_match_in_either_order() -> None:
+    g = build({"x": F32, "z": F32}, {},
+              [("Add", ["x", "z"], ["a"], {}), ("Add", ["z", "x"], ["b"], {}), ("Mul", ["a", "b"], ["y"], {})],
+              ["y"])
+    run_pass(g)
+    assert [n.name for n in g.nodes] == ["a", "y"] and g.node("y").inputs == ("a", "a")
+
+
+def test_attributes_must_match_canonically() -> None:
+    ones = np.array([1.0], np.float32)
+    g = build({"x": TensorDesc((4, 4), "float32")}, {"shape": np.array([4, 4], np.int64)},
+              [("Softmax", ["x"], ["s0"], {"axis": 0}), ("Softmax", ["x"], ["s1"], {"axis": 1}),
+               ("ConstantOfShape", ["shape"], ["c0"], {"value": ones}),
+               ("ConstantOfShape", ["shape"], ["c1"], {"value": ones.copy()}),  # equal array, other object
+               ("ConstantOfShape", ["shape"], ["c2"], {"value": np.array([1], np.int64)}),
+               ("Add", ["s0", "s1"], ["a"], {}), ("Add", ["a", "c0"], ["b"], {}), ("Add", ["b", "c1"], ["y"], {})],
+              ["y", "c2"])
+    run_pass(g)
+    assert [n.name for n in g.nodes] == ["s0", "s1", "c0", "c2", "a", "b", "y"]
+
+
+def test_a_returned_duplicate_keeps_its_name() -> None:
+    g = build({"x": F32}, {},
+              [("Relu", ["x"], ["r"], {}), ("Exp", ["r"], ["e"], {}), ("Relu", ["x"], ["out"], {})],
+              ["e", "out"])
+    run_pass(g)
+    assert g.to_text() == (
+        "graph g (%x: f32[2,4]) {\n"
+        "  %out = Relu(%x) : f32[2,4]  # r\n"  # the first Relu now produces the returned name
+        "  %e = Exp(%out) : f32[2,4]\n"
+        "  return %e, %out\n"
+        "}")
+
+
+def test_two_returned_duplicates_both_stay() -> None:
+    g = build({"x": F32}, {}, [("Relu", ["x"], ["r1"], {}), ("Relu", ["x"], ["r2"], {})], ["r1", "r2"])
+    assert not run_pass(g).changed
+
+
+def test_a_returned_duplicate_constant_stays_but_loses_its_readers() -> None:
+    g = build({"x": F32}, {"k1": np.ones(4, np.float32), "k2": np.ones(4, np.float32)},
+              [("Add", ["x", "k1"], ["a"], {}), ("Add", ["x", "k2"], ["b"], {}), ("Mul", ["a", "b"], ["y"], {})],
+              ["y", "k2"])
+    run_pass(g)
+    assert set(g.constants) == {"k1", "k2"} and [n.name for n in g.nodes] == ["a", "y"]
+    assert not CsePass().run(g).changed
+
+
+def test_constants_with_equal_bytes_but_another_dtype_or_shape_stay_apart() -> None:
+    g = build({"x": TensorDesc((2, 2), "float32")},
+              {"f": np.zeros((2, 2), np.float32), "i": np.zeros((2, 2), np.int32), "v": np.zeros(4, np.float32),
+               "s": np.array([2, 2], np.int64)},
+              [("Cast", ["i"], ["ic"], {"to": 1}), ("Reshape", ["v", "s"], ["vr"], {}), ("Add", ["x", "f"], ["a"], {}),
+               ("Add", ["a", "ic"], ["b"], {}), ("Add", ["b", "vr"], ["y"], {})],
+              ["y"])
+    assert not run_pass(g).changed
+
+
+def test_dropout_with_a_run_time_training_flag_is_not_merged() -> None:
+    flag = TensorDesc((), "bool")
+    g = build({"x": F32, "training": flag}, {"ratio": np.array(0.0, np.float32)},
+              [("Dropout", ["x", "ratio", "training"], ["d1"], {}), ("Dropout", ["x", "ratio", "training"], ["d2"], {}),
+               ("Add", ["d1", "d2"], ["y"], {})],
+              ["y"])
+    assert not run_pass(g, numerics=False).changed
+
+
+def test_random_ops_and_control_sources_are_never_merged(monkeypatch: pytest.MonkeyPatch) -> None:
+    def infer(node: Any, operands: Any) -> list[TensorDesc]:
+        return [operands[0].desc]
+
+    def kernel(node: Any, inputs: Any) -> list[np.ndarray]:
+        return [np.random.default_rng().random(inputs[0].shape).astype(inputs[0].dtype)]
+
+    monkeypatch.setitem(REGISTRY._ops, ("", "RandomUniformLike"),
+                        OpDef("RandomUniformLike", Category.OPAQUE, infer, kernel))
+    g = build({"x": F32}, {},
+              [("RandomUniformLike", ["x"], ["r1"], {}), ("RandomUniformLike", ["x"], ["r2"], {}),
+               ("Neg", ["x"], ["n1"], {}), ("Neg", ["x"], ["n2"], {}), ("Add", ["r1", "r2"], ["a"], {}),
+               ("Add", ["n1", "n2"], ["b"], {}), ("Add", ["a", "b"], ["y"], {})],
+              ["y"], a={"control_inputs": ["n2"]})
+    assert not run_pass(g, numerics=False).changed
+
+
+def test_cse_scales_linearly() -> None:
+    def layers(n: int) -> Graph:
+        g = Graph("g")
+        g.add_input("x", F32)
+        prev = "x"
+        for i in range(n):  # per layer: two equal constants and two equal Muls (exporters repeat both)
+            g.add_constant(f"k{i}a", np.full(4, i, np.float32))
+            g.add_constant(f"k{i}b", np.full(4, i, np.float32))
+            g.add_node("Mul", [prev, f"k{i}a"], [f"m{i}a"], name=f"m{i}a", descs=[F32])
+            g.add_node("Mul", [prev, f"k{i}b"], [f"m{i}b"], name=f"m{i}b", descs=[F32])
+            g.add_node("Add", [f"m{i}a", f"m{i}b"], [f"v{i}"], name=f"v{i}", descs=[F32])
+            prev = f"v{i}"
+        g.set_outputs([prev])
+        return g
+
+    def seconds(n: int) -> float:
+        best = float("inf")
+        for _ in range(3):
+            g = layers(n)
+            gc.disable()  # a collection landing inside one timing would swamp the comparison
+            try:
+                start = time.perf_counter()
+                CsePass().run(g)
+                best = min(best, time.perf_counter() - start)
+            finally:
+                gc.enable()
+            assert len(g) == 2 * n
+        return best
+
+    small = seconds(1667)  # ~5k nodes before the pass
+    assert small < 1.0
+    assert seconds(3334) <= 3.0 * small + 0.01
+
+
+# ---- real models -------------------------------------------------------------------------------
+def load(name: str) -> Graph:
+    return ge_core.load_onnx(sample_bytes(name), get_sample(name).input_shapes or None)
+
+
+def test_dead_branches_consts_computes_its_tanh_once() -> None:
+    g = load("dead_branches_consts")
+    result = run_pass(g)
+    assert result.notes == ("merged 1 duplicate node(s) and 0 duplicate constant(s)",)
+    assert not g.has_node("tanh_b") and g.node("tanh_sum").inputs == ("tanh_a", "tanh_a")
+
+
+@pytest.mark.parametrize(("name", "nodes", "consts"), [("transformer_encoder", 0, 3), ("bert_encoder_torch", 0, 119),
+                                                      ("ocr_rec_crnn_paddle", 0, 51)])
+def test_exported_models_repeat_constants(name: str, nodes: int, consts: int) -> None:
+    if not get_sample(name).path.exists():
+        pytest.skip(f"{name} is not exported here")
+    g = load(name)
+    ConstantFoldingPass().run(g)  # the folded shape arithmetic is where the repeats show
+    result = run_pass(g)
+    assert result.notes == (f"merged {nodes} duplicate node(s) and {consts} duplicate constant(s)",)
+
+
+def test_resnet50_has_no_duplicates() -> None:
+    g = load("resnet50")
+    text = g.to_text()
+    assert not CsePass().run(g).changed and g.to_text() == text
