@@ -34,6 +34,7 @@ class Graph:
         self._erased: set[int] = set()  # ids of erased nodes still in _nodes (erase is O(1))
         self._pos: dict[int, float] = {}  # node id -> order key, for O(1) "is a before b"
         self._by_name: dict[str, Node] = {}
+        self._name_counters: dict[tuple[str, str], int] = {}
         self._producer: dict[str, Node] = {}
         self._uses: dict[str, dict[Node, int]] = {}  # tensor -> {reader: how many of its inputs read it}
 
@@ -305,10 +306,21 @@ class Graph:
 
     # ---- names ---------------------------------------------------------------------------------
     def unique_node_name(self, base: str) -> str:
-        return _unique(base, self._by_name)
+        return self._unique(base, self._by_name, "node")
 
     def unique_tensor_name(self, base: str) -> str:
-        return _unique(base, self.descs)
+        return self._unique(base, self.descs, "tensor")
+
+    def _unique(self, base: str, taken: dict[str, Any], kind: str) -> str:
+        """`base`, else `base_N` with N counted on from the last name handed out (no rescan from 1)."""
+        if base not in taken and (kind != "tensor" or base not in self._producer):
+            return base
+        key = (kind, base)
+        i = self._name_counters.get(key, 0) + 1
+        while f"{base}_{i}" in taken or (kind == "tensor" and f"{base}_{i}" in self._producer):
+            i += 1
+        self._name_counters[key] = i
+        return f"{base}_{i}"
 
     # ---- copying -------------------------------------------------------------------------------
     def copy(self) -> Graph:
@@ -399,12 +411,3 @@ class Graph:
         for t in node.inputs:
             if t:
                 self._add_use(t, node)
-
-
-def _unique(base: str, taken: dict[str, Any]) -> str:
-    if base not in taken:
-        return base
-    i = 1
-    while f"{base}_{i}" in taken:
-        i += 1
-    return f"{base}_{i}"
