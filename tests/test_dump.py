@@ -1,0 +1,103 @@
+"""Dumps per pass (DUMP_GE_GRAPH style) and the compile report, from the API and from the CLI."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar
+
+import onnx
+import pytest
+
+import ge_core
+from ge_core.cli import main
+from ge_core.compiler import CompiledModel
+from ge_core.dump import write_dumps
+from ge_core.ir.graph import Graph
+from ge_core.passes.base import PassResult, Stage, snake_name
+from ge_core.passes.manager import PipelineStep
+from ge_core.samples import sample_bytes
+
+STAGES = list(Stage)
+
+
+def stems(folder: Path) -> list[str]:
+    return sorted({p.stem for p in folder.iterdir()})
+
+
+def expected_stems(compiled: CompiledModel) -> list[str]:
+    return [f"000_{Stage.PRE_RUN_BEGIN}_input"] + [
+        f"{r.index:03d}_{r.stage}_{snake_name(r.name)}" for r in compiled.records]
+
+
+def check_dumps(folder: Path, compiled: CompiledModel) -> None:
+    """One .txt/.json/.onnx triple per step, numbered in pass order, stages in GE's order, all readable."""
+    assert stems(folder) == expected_stems(compiled)
+    stage_order = [STAGES.index(Stage(stem.split("_")[1])) for stem in stems(folder)]
+    assert stage_order == sorted(stage_order)
+    graphs = [compiled.input_graph] + [r.snapshot or compiled.graph for r in compiled.records]
+    for stem, graph in zip(stems(folder), graphs, strict=True):
+        text = (folder / f"{stem}.txt").read_text(encoding="utf-8")
+        assert text.endswith(graph.to_text() + "\n")
+        assert json.loads((folder / f"{stem}.json").read_text(encoding="utf-8")) == graph.to_json()
+        model = onnx.load(str(folder / f"{stem}.onnx"))
+        onnx.checker.check_model(model, full_check=False)
+        assert ge_core.load_onnx(model.SerializeToString()).to_text() == graph.to_text()
+        assert f"# onnx {stem}.onnx" in text
+    for record, stem in zip(compiled.records, stems(folder)[1:], strict=True):
+        header = [line for line in (folder / f"{stem}.txt").read_text().splitlines() if line.startswith("#")]
+        assert header[0] == f"# pass {record.name} (stage {record.stage}), step {record.index}"
+        assert header[1].startswith(f"# changed {record.changed}; nodes {record.nodes_before} -> "
+                                    f"{record.nodes_after}; ")
+
+
+def test_write_dumps_writes_text_json_and_onnx_per_pass(tmp_path: Path) -> None:
+    compiled = ge_core.compile(sample_bytes("conv_bn_relu"), opt_level="O3")
+    files = write_dumps(compiled, tmp_path)
+    assert len(files) == 3 * (1 + len(compiled.records))
+    assert [p.stem for p in files] == sorted(p.stem for p in files)  # numbered in pass order
+    assert any(r.changed for r in compiled.records)  # the dumps show something happening
+    check_dumps(tmp_path, compiled)
+
+
+def test_cli_compile_writes_dumps_and_the_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    dump_dir, report_path = tmp_path / "dumps", tmp_path / "report.json"
+    code = main(["compile", "sample:conv_bn_relu", "--dump-dir", str(dump_dir), "--report", str(report_path)])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert "wrote report" in out and "dump files" in out
+    report = json.loads(report_path.read_text(encoding="utf-8"))
+    assert isinstance(report["compile_seconds"], float) and report["compile_seconds"] > 0
+    assert isinstance(report["kernels"], int) and report["kernels"] > 0
+    keys = {"name", "stage", "changed", "nodes_before", "nodes_after", "seconds"}
+    assert report["passes"] and all(keys <= set(p) for p in report["passes"])
+    assert all(p["stage"] in {str(s) for s in Stage} for p in report["passes"])
+    compiled = ge_core.compile(sample_bytes("conv_bn_relu"), opt_level="O3")
+    assert [p["name"] for p in report["passes"]] == [r.name for r in compiled.records]
+    assert stems(dump_dir) == expected_stems(compiled)
+    check_dumps(dump_dir, compiled)
+
+
+@dataclass(frozen=True)
+class FuseRelu:
+    """Turns every Relu into a made-up fused op of the default domain, which ONNX cannot express."""
+
+    name: ClassVar[str] = "FuseReluPass"
+
+    def run(self, graph: Graph) -> PassResult:
+        for node in graph.nodes:
+            if node.op_type == "Relu":
+                node.op_type = "FusedRelu"
+        return PassResult(True)
+
+
+def test_a_graph_with_a_non_standard_op_gets_no_onnx_file_and_says_why(tmp_path: Path) -> None:
+    compiled = ge_core.compile(sample_bytes("conv_bn_relu"),
+                               pipeline=[PipelineStep(Stage.OPTIMIZE_STAGE1, FuseRelu())])
+    files = write_dumps(compiled, tmp_path)
+    assert [p.name for p in files] == ["000_PreRunBegin_input.txt", "000_PreRunBegin_input.json",
+                                       "000_PreRunBegin_input.onnx", "001_OptimizeStage1_fuse_relu.txt",
+                                       "001_OptimizeStage1_fuse_relu.json"]
+    text = (tmp_path / "001_OptimizeStage1_fuse_relu.txt").read_text()
+    assert "# onnx not written: 2 node(s) are not standard ONNX ops: 'relu1' (FusedRelu)" in text
