@@ -74,7 +74,8 @@ def _parser() -> argparse.ArgumentParser:
     comp.add_argument("--opt-level", "--oo_level", dest="opt_level", default="O3", help="O0, O1 or O3 (default)")
     comp.add_argument("--fusion-switch-file", "--fusion_switch_file", dest="switch_file",
                       help="turn passes off by name: lines 'PassName:off', or GE's JSON switch file")
-    comp.add_argument("--dump-dir", help="write the graph after every pass here (text + JSON, + ONNX when standard), like DUMP_GE_GRAPH")
+    comp.add_argument("--dump-dir", help="write the graph after every pass here (text, JSON, and ONNX when "
+                                         "standard), like DUMP_GE_GRAPH")
     comp.add_argument("--report", help="write the compile report (JSON) here")
     comp.add_argument("--verify", action="store_true", help="run graph.verify() after every pass")
     comp.set_defaults(func=cmd_compile)
