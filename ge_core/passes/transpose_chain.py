@@ -28,6 +28,19 @@ class TransposeChainPass:
     def run(self, graph: Graph) -> PassResult:
         pinned = control_pinned(graph)
         merged = removed = 0
+        while True:  # removing an identity can give an earlier Transpose a single reader: sweep again
+            sweep_merged, sweep_removed = self._sweep(graph, pinned)
+            merged, removed = merged + sweep_merged, removed + sweep_removed
+            if not sweep_merged:
+                break
+        if not merged:
+            return PassResult(False)
+        return PassResult(True, (f"merged {merged} Transpose pair(s) into one; "
+                                 f"{removed} composition(s) were the identity and were removed",))
+
+    @staticmethod
+    def _sweep(graph: Graph, pinned: set[str]) -> tuple[int, int]:
+        merged = removed = 0
         for node in graph.nodes:  # topological: the producer of each Transpose has already absorbed its own
             if node.op_type != "Transpose" or not is_onnx(node) or not graph.has_node(node.name):
                 continue
@@ -37,10 +50,7 @@ class TransposeChainPass:
             merged += count
             if count and _is_identity(graph, node) and node.name not in pinned and _bypass(graph, node):
                 removed += 1
-        if not merged:
-            return PassResult(False)
-        return PassResult(True, (f"merged {merged} Transpose pair(s) into one; "
-                                 f"{removed} composition(s) were the identity and were removed",))
+        return merged, removed
 
 
 def perm_of(graph: Graph, node: Node) -> list[int]:
