@@ -29,12 +29,12 @@ def check_tensor_size(what: str, shape: Sequence[int], dtype: str, *, limit: int
     nbytes = math.prod(int(d) for d in shape) * dtype_itemsize(dtype)
     if nbytes > limit:
         raise ResourceLimitError(
-            f"{what}: a {dtype} tensor of shape {list(shape)} needs {_human(nbytes)}, over the "
-            f"{_human(limit)} limit per tensor.",
+            f"{what}: a {dtype} tensor of shape {list(shape)} needs {human_bytes(nbytes)}, over the "
+            f"{human_bytes(limit)} limit per tensor.",
             hint="Use smaller input shapes, or raise GE_MAX_TENSOR_BYTES if the machine has the memory.")
 
 
-def _human(n: int) -> str:
+def human_bytes(n: int) -> str:
     size = float(n)
     for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
         if size < 1024 or unit == "PiB":

@@ -11,19 +11,11 @@ import numpy as np
 from ge_core.ir.graph import Graph
 from ge_core.ir.node import Node
 from ge_core.ir.tensor import TensorDesc
+from ge_core.limits import human_bytes
 from ge_core.ops import REGISTRY
 from ge_core.ops.registry import OpDef, Operand
 from ge_core.passes.base import PassResult
-
-# Ops whose every run gives new values: never folded into a constant, never merged by CSE.
-NONDETERMINISTIC_OPS = frozenset({
-    "RandomNormal", "RandomNormalLike", "RandomUniform", "RandomUniformLike", "Multinomial", "Bernoulli",
-})
-
-
-def control_sources(graph: Graph) -> set[str]:
-    """Names of nodes that some node must wait for (control edges): such nodes are never removed."""
-    return {c for node in graph.nodes for c in node.control_inputs}
+from ge_core.passes.rewrite import NONDETERMINISTIC_OPS, control_pinned
 
 
 @dataclass(frozen=True)
@@ -40,7 +32,7 @@ class ConstantFoldingPass:
     max_elements: int = 1 << 20  # per node, summed over its outputs
 
     def run(self, graph: Graph) -> PassResult:
-        keep = control_sources(graph)
+        keep = control_pinned(graph)
         folded = created = 0
         for node in graph.nodes:  # topological: a folded node's readers see constants when visited
             op = REGISTRY.get(node.op_type, node.domain)
@@ -54,7 +46,7 @@ class ConstantFoldingPass:
             created += sum(v.nbytes for v in values)
         if not folded:
             return PassResult(False)
-        return PassResult(True, (f"folded {folded} node(s) into constants ({size_text(created)} of constants "
+        return PassResult(True, (f"folded {folded} node(s) into constants ({human_bytes(created)} of constants "
                                  "created)",))
 
     @staticmethod
@@ -107,11 +99,3 @@ def _match(arrays: list[np.ndarray], descs: list[TensorDesc]) -> bool:
             return False
     return True
 
-
-def size_text(nbytes: int) -> str:
-    """'512 B', '3.0 KiB', '1.5 MiB': byte counts in notes."""
-    if nbytes < 1024:
-        return f"{nbytes} B"
-    if nbytes < 1 << 20:
-        return f"{nbytes / 1024:.1f} KiB"
-    return f"{nbytes / (1 << 20):.1f} MiB"

@@ -14,7 +14,7 @@ from ge_core.ir.node import Node
 from ge_core.ir.tensor import TensorDesc
 from ge_core.ops import REGISTRY
 from ge_core.passes.base import PassResult
-from ge_core.passes.constant_folding import NONDETERMINISTIC_OPS, control_sources
+from ge_core.passes.rewrite import NONDETERMINISTIC_OPS, control_pinned
 
 # Binary ops whose two inputs may be swapped (a+b is b+a bit for bit): their key sorts the inputs.
 COMMUTATIVE_OPS = frozenset({"Add", "Mul", "And", "Or", "Xor", "Equal"})
@@ -87,7 +87,7 @@ class CsePass:
 
     def _merge_nodes(self, graph: Graph, hasher: _Hasher, returned: set[str]) -> int:
         """One topological sweep: a node's inputs are already canonical when it is visited."""
-        pinned = control_sources(graph)
+        pinned = control_pinned(graph)
         seen: dict[Hashable, Node] = {}
         merged = 0
         for node in graph.nodes:

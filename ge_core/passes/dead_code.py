@@ -7,8 +7,8 @@ from typing import ClassVar
 
 from ge_core.ir.graph import Graph
 from ge_core.ir.node import Node
+from ge_core.limits import human_bytes
 from ge_core.passes.base import PassResult
-from ge_core.passes.constant_folding import size_text
 
 
 @dataclass(frozen=True)
@@ -35,7 +35,7 @@ class PrunePass:
         if not dead and not unused:
             return PassResult(False)
         return PassResult(True, (f"removed {len(dead)} dead node(s) and {len(unused)} unused constant(s) "
-                                 f"({size_text(freed)})",))
+                                 f"({human_bytes(freed)})",))
 
 
 def _erase_all(graph: Graph, dead: list[Node]) -> None:

@@ -17,12 +17,9 @@ from ge_core.passes.fold_scale import (
     apply_affine,
     channel_axis,
     channel_count,
-    control_pinned,
-    drop_unused_constants,
     fold_into_producer,
-    is_onnx,
 )
-from ge_core.passes.rewrite import bypass, single_reader
+from ge_core.passes.rewrite import bypass, control_pinned, drop_unused_constants, is_onnx, single_reader
 
 # BatchNormalization's X may come from these (MatMul has no bias to take BN's shift).
 FOLDS_INTO = ("Conv", "ConvTranspose", "Gemm")

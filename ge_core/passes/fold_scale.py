@@ -7,7 +7,7 @@ right after an op with constant weights" and rewrite the weights (`channel_count
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -17,7 +17,7 @@ from ge_core.ir.graph import Graph
 from ge_core.ir.node import Node
 from ge_core.ir.tensor import TensorDesc
 from ge_core.passes.base import PassResult
-from ge_core.passes.rewrite import bypass, single_reader
+from ge_core.passes.rewrite import bypass, control_pinned, drop_unused_constants, is_onnx, single_reader
 
 FLOAT_TYPES = ("float16", "float32", "float64")
 
@@ -32,9 +32,6 @@ class Affine:
 
 # ---- the ops whose weights absorb an affine map --------------------------------------------------------
 
-def is_onnx(node: Node) -> bool:
-    """Standard ONNX ops only: a custom domain's 'Conv' or 'Mul' may mean something else."""
-    return node.domain in ("", "ai.onnx")
 
 
 def channel_axis(producer: Node, rank: int) -> int:
@@ -127,22 +124,8 @@ def _replace_const(graph: Graph, node: Node, index: int, value: np.ndarray, role
     drop_unused_constants(graph, [old])
 
 
-def drop_unused_constants(graph: Graph, names: Iterable[str]) -> None:
-    """Remove constants a rewrite detached (PrunePass would too; this keeps weights from piling up)."""
-    for name in names:
-        if name and graph.is_constant(name) and graph.num_uses(name) == 0:
-            graph.remove_constant(name)
 
 
-def control_pinned(graph: Graph) -> set[str]:
-    """Names of nodes at either end of a control edge: never erased by a rewrite. Erasing the source breaks
-    the edge; erasing the target drops the ordering, which would unpin the source for the next run."""
-    pinned: set[str] = set()
-    for node in graph.nodes:
-        if node.control_inputs:
-            pinned.add(node.name)
-            pinned.update(node.control_inputs)
-    return pinned
 
 
 # ---- ScaleFoldPass ------------------------------------------------------------------------------------

@@ -13,8 +13,7 @@ from ge_core.ir.graph import Graph
 from ge_core.ir.node import Node
 from ge_core.ir.tensor import TensorDesc
 from ge_core.passes.base import PassResult
-from ge_core.passes.constant_folding import control_sources
-from ge_core.passes.rewrite import bypass
+from ge_core.passes.rewrite import bypass, control_pinned
 
 # A rule looks at a node and returns the input tensor its (first) output equals, or None.
 Rule = Callable[[Graph, Node], str | None]
@@ -32,7 +31,7 @@ class NoOpEliminationPass:
     name: ClassVar[str] = "NoOpEliminationPass"
 
     def run(self, graph: Graph) -> PassResult:
-        pinned = control_sources(graph)
+        pinned = control_pinned(graph)
         removed: Counter[str] = Counter()
         # One sweep suffices: removing a no-op changes no other node's input descs or attributes.
         for node in graph.nodes:

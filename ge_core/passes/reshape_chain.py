@@ -14,8 +14,7 @@ from ge_core.ir.node import Node
 from ge_core.ir.tensor import TensorDesc
 from ge_core.ops import REGISTRY
 from ge_core.passes.base import PassResult
-from ge_core.passes.fold_scale import control_pinned, drop_unused_constants
-from ge_core.passes.rewrite import bypass, single_reader
+from ge_core.passes.rewrite import bypass, control_pinned, drop_unused_constants, single_reader
 
 
 @dataclass(frozen=True)

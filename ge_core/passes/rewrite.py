@@ -1,9 +1,40 @@
-"""Small graph edits that many passes share, each keeping the graph's interface (input/output names)."""
+"""What rewrites share: small edits that keep the graph's interface (input/output names), and the rules
+every pass respects (nodes pinned by control edges, ops never folded or merged)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from ge_core.ir.graph import Graph
 from ge_core.ir.node import Node
+
+# Ops whose every run gives new values: never folded into a constant, never merged by CSE.
+NONDETERMINISTIC_OPS = frozenset({
+    "RandomNormal", "RandomNormalLike", "RandomUniform", "RandomUniformLike", "Multinomial", "Bernoulli",
+})
+
+
+def control_pinned(graph: Graph) -> set[str]:
+    """Names of nodes at either end of a control edge: no rewrite erases them. Erasing the source breaks
+    the edge; erasing the target drops the ordering, which would unpin the source for the next run."""
+    pinned: set[str] = set()
+    for node in graph.nodes:
+        if node.control_inputs:
+            pinned.add(node.name)
+            pinned.update(node.control_inputs)
+    return pinned
+
+
+def is_onnx(node: Node) -> bool:
+    """Standard ONNX ops only: a custom domain's 'Conv' or 'Mul' may mean something else."""
+    return node.domain in ("", "ai.onnx")
+
+
+def drop_unused_constants(graph: Graph, names: Iterable[str]) -> None:
+    """Remove constants a rewrite detached (PrunePass would too; this keeps weights from piling up)."""
+    for name in names:
+        if name and graph.is_constant(name) and graph.num_uses(name) == 0:
+            graph.remove_constant(name)
 
 
 def bypass(graph: Graph, node: Node, source: str) -> bool:

@@ -8,8 +8,7 @@ from typing import ClassVar
 from ge_core.ir.graph import Graph
 from ge_core.ir.node import Node
 from ge_core.passes.base import PassResult
-from ge_core.passes.fold_scale import control_pinned, is_onnx
-from ge_core.passes.rewrite import bypass, single_reader
+from ge_core.passes.rewrite import bypass, control_pinned, is_onnx, single_reader
 
 
 @dataclass(frozen=True)
