@@ -54,7 +54,7 @@ class ExecutionPlan:
     def of(cls, graph: Graph) -> ExecutionPlan:
         steps = []
         for node in graph.nodes:
-            op = REGISTRY.get(node.op_type, node.domain)
+            op = REGISTRY.for_node(node)
             steps.append(PlanStep(node.name, node.op_type, not (op is not None and op.view)))
         return cls(steps)
 
@@ -86,6 +86,7 @@ class CompiledModel:
             "kernels": self.plan.kernels,
             "nodes": len(self.graph),
             "nodes_before": len(self.input_graph),
+            "fusion": {"decisions": [d.to_json() for r in self.records for d in r.decisions]},
             **self.extra_report,
         }
 

@@ -34,7 +34,27 @@ def write_dumps(compiled: CompiledModel, directory: str | Path) -> list[Path]:
         graph = record.snapshot if record.snapshot is not None else compiled.graph
         stem = f"{record.index:03d}_{record.stage}_{snake_name(record.name)}"
         written += _write(folder, stem, graph, _header(record), onnx_cache)
+    if any(r.decisions for r in compiled.records):
+        path = folder / "fusion_result.json"
+        path.write_text(json.dumps(fusion_result(compiled.records), indent=2), encoding="utf-8")
+        written.append(path)
     return written
+
+
+def fusion_result(records: list[PassRecord]) -> dict[str, dict[str, dict[str, dict[str, str]]]]:
+    """GE's fusion_result.json: per fusion pass, how often a pattern matched and how often it was applied."""
+    from ge_core.passes.pipeline import all_passes
+
+    kinds = {p.name: getattr(p, "fusion_kind", "graph") for p in all_passes()}
+    result: dict[str, dict[str, dict[str, str]]] = {"graph_fusion": {}, "ub_fusion": {}}
+    for record in records:
+        if not record.decisions:
+            continue
+        section = result["ub_fusion" if kinds.get(record.name) == "ub" else "graph_fusion"]
+        entry = section.setdefault(record.name, {"match_times": "0", "effect_times": "0"})
+        entry["match_times"] = str(int(entry["match_times"]) + len(record.decisions))
+        entry["effect_times"] = str(int(entry["effect_times"]) + sum(d.accepted for d in record.decisions))
+    return {"session_and_graph_id_0_0": result}
 
 
 def _header(record: PassRecord) -> list[str]:

@@ -8,6 +8,7 @@ order topological (in the style of torch.fx: insert_before/after, replace_all_us
 
 from __future__ import annotations
 
+import heapq
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
@@ -57,6 +58,10 @@ class Graph:
 
     def __len__(self) -> int:
         return len(self._nodes) - len(self._erased)
+
+    def index_key(self, node: Node) -> float:
+        """A number that orders nodes like the graph does (not an index: keys may be fractional)."""
+        return self._pos[id(node)]
 
     def is_before(self, a: Node, b: Node) -> bool:
         """True when node `a` comes before node `b` in the order (O(1))."""
@@ -142,6 +147,7 @@ class Graph:
         domain: str = "",
         opset: int | None = None,
         control_inputs: Sequence[str] = (),
+        body: Graph | None = None,
     ) -> Node:
         """Create a node; placed before/after an anchor, else appended (valid: its outputs are new)."""
         node_name = name or self.unique_node_name(op_type)
@@ -150,7 +156,7 @@ class Graph:
         for t in outputs:
             self._claim_tensor(t, f"output of node '{node_name}'")
         node = Node(node_name, op_type, tuple(inputs), tuple(outputs), dict(attrs or {}),
-                    tuple(control_inputs), domain, opset if opset is not None else self.opset.get(domain, 21))
+                    tuple(control_inputs), domain, opset if opset is not None else self.opset.get(domain, 21), body)
         nodes = self._live()
         if before is not None:
             position = nodes.index(before)
@@ -264,6 +270,55 @@ class Graph:
         if len(order) != len(nodes) or {id(n) for n in order} != {id(n) for n in nodes}:
             raise GraphEditError("reorder() needs a permutation of the graph's own nodes.")
         self._nodes = list(order)
+        self._renumber()
+
+    def replace_nodes(self, group: Sequence[Node], node: Node) -> Node:
+        """Swap `group` for `node`, which produces the group's still-needed outputs under the same names
+        (readers are not rewired). `node` takes the place of the group's last node; if a reader of its
+        outputs came earlier in the order, the order is repaired with a stable topological sort."""
+        if node.name in self._by_name and all(self._by_name[node.name] is not n for n in group):
+            raise GraphEditError(f"cannot add node '{node.name}': a node with that name exists.")
+        last = max(group, key=lambda n: self._pos[id(n)])
+        key = self._pos[id(last)]
+        self._nodes[self._nodes.index(last)] = node  # tombstones stay in place: no compaction needed
+        for old in group:
+            for t in set(old.inputs):
+                if t and t in self._uses:
+                    self._uses[t].pop(old, None)
+            for t in old.outputs:
+                self._producer.pop(t, None)
+                if t not in node.outputs:
+                    self.descs.pop(t, None)
+                    self._uses.pop(t, None)
+            del self._by_name[old.name]
+            del self._pos[id(old)]
+            if old is not last:
+                self._erased.add(id(old))
+        self._pos[id(node)] = key
+        self._link(node)
+        if any(self._pos[id(u)] < key for t in node.outputs for u in self._uses.get(t, ())):
+            self.toposort()
+        return node
+
+    def toposort(self) -> None:
+        """Re-order the nodes topologically, keeping the current order wherever it is already valid."""
+        nodes = self._live()
+        index = {id(n): i for i, n in enumerate(nodes)}
+        waiting = {id(n): len({self._producer[t] for t in n.inputs if t in self._producer}) for n in nodes}
+        ready = [i for i, n in enumerate(nodes) if waiting[id(n)] == 0]
+        heapq.heapify(ready)
+        order: list[Node] = []
+        while ready:
+            n = nodes[heapq.heappop(ready)]
+            order.append(n)
+            readers = {u for t in n.outputs for u in self._uses.get(t, ())}
+            for user in readers:
+                waiting[id(user)] -= 1
+                if waiting[id(user)] == 0:
+                    heapq.heappush(ready, index[id(user)])
+        if len(order) != len(nodes):
+            raise GraphEditError(f"graph '{self.name}' has a cycle; it cannot be ordered.")
+        self._nodes = order
         self._renumber()
 
     def rename_tensor(self, old: str, new: str) -> None:

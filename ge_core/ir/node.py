@@ -7,7 +7,10 @@ users map, and only `Graph` methods change edges.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ge_core.ir.graph import Graph
 
 
 @dataclass(slots=True, eq=False)
@@ -22,6 +25,9 @@ class Node:
     control_inputs: tuple[str, ...] = ()  # names of nodes that must run first (ordering only)
     domain: str = ""
     opset: int = 21  # version of `domain` the node was written against
+    # A fused node keeps the ops it replaced as its body: a Graph whose inputs are this node's inputs and
+    # whose outputs are this node's outputs, original names preserved. Shared, never edited once built.
+    body: Graph | None = None
 
     def attr(self, key: str, default: Any = None) -> Any:
         return self.attrs.get(key, default)
@@ -36,7 +42,7 @@ class Node:
     def clone(self) -> Node:
         """A copy sharing immutable parts (tuples, attribute values); attrs dict is new."""
         return Node(self.name, self.op_type, self.inputs, self.outputs, dict(self.attrs),
-                    self.control_inputs, self.domain, self.opset)
+                    self.control_inputs, self.domain, self.opset, self.body)
 
     def __repr__(self) -> str:
         return f"Node({self.name!r}, {self.op_type}, in={list(self.inputs)}, out={list(self.outputs)})"

@@ -23,10 +23,22 @@ def graph_to_text(graph: Graph) -> str:
     ins = ", ".join(f"%{t}: {_desc_text(graph, t)}" for t in graph.inputs)
     lines = [f"graph {graph.name} ({ins}) {{"]
     lines += [f"  const %{t}: {_desc_text(graph, t)}" for t in graph.constants]
-    lines += ["  " + node_to_text(graph, n) for n in graph.nodes]
+    for n in graph.nodes:
+        lines += _node_lines(graph, n, "  ")
     lines.append("  return " + ", ".join(f"%{t}" for t in graph.outputs))
     lines.append("}")
     return "\n".join(lines)
+
+
+def _node_lines(graph: Graph, node: Node, indent: str) -> list[str]:
+    """A node's line; a fused node's body follows, indented, between braces."""
+    line = indent + node_to_text(graph, node)
+    if node.body is None:
+        return [line]
+    lines = [line + " {"]
+    for inner in node.body.nodes:
+        lines += _node_lines(node.body, inner, indent + "    ")
+    return [*lines, indent + "}"]
 
 
 def node_to_text(graph: Graph, node: Node) -> str:
@@ -74,6 +86,7 @@ def graph_to_json(graph: Graph) -> dict[str, Any]:
                 "outputs": [{"name": t, **graph.descs[t].to_json()} for t in n.outputs if t in graph.descs],
                 "attrs": {k: _json_attr(v) for k, v in sorted(n.attrs.items())},
                 "control_inputs": list(n.control_inputs),
+                **({"body": graph_to_json(n.body)} if n.body is not None else {}),
             }
             for n in graph.nodes
         ],

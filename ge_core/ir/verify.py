@@ -15,6 +15,7 @@ from ge_core.errors import VerifyError
 
 if TYPE_CHECKING:
     from ge_core.ir.graph import Graph
+    from ge_core.ir.node import Node
 
 ShapeChecker = Callable[["Graph"], list[str]]
 _shape_checker: ShapeChecker | None = None
@@ -72,9 +73,25 @@ def structural_problems(graph: Graph) -> list[str]:
     for t, desc in graph.descs.items():
         if any(d < -1 for d in desc.shape):
             problems.append(f"tensor '{t}' has a negative dim in {list(desc.shape)}")
+    for node in graph.nodes:
+        if node.body is not None:
+            problems += _body_problems(node)
     for name, array in graph.constants.items():
         const_desc = graph.descs.get(name)
         if const_desc is not None and tuple(array.shape) != const_desc.shape:
             problems.append(f"constant '{name}' holds shape {list(array.shape)} but its desc says "
                             f"{list(const_desc.shape)}")
+    return problems
+
+
+def _body_problems(node: Node) -> list[str]:
+    """A fused node's body must be a valid graph reading the node's inputs and producing its outputs."""
+    body = node.body
+    assert body is not None
+    problems = [f"body of '{node.name}': {p}" for p in structural_problems(body)]
+    if tuple(body.inputs) != tuple(t for t in node.inputs if t):
+        problems.append(f"fused node '{node.name}' reads {list(node.inputs)} but its body's inputs are {body.inputs}")
+    if tuple(body.outputs) != node.outputs:
+        problems.append(f"fused node '{node.name}' produces {list(node.outputs)} but its body returns "
+                        f"{body.outputs}")
     return problems

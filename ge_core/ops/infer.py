@@ -40,7 +40,7 @@ def infer_graph(graph: Graph, registry: OpRegistry, *, apply: bool = True,
     descs = {t: graph.descs[t] for t in list(graph.inputs) + list(graph.constants) if t in graph.descs}
     values = {t: a for t, a in graph.constants.items() if a.size <= MAX_VALUE_ELEMENTS}
     for node in graph.nodes:
-        op = registry.get(node.op_type, node.domain)
+        op = registry.for_node(node)
         if op is None or any(t and t not in descs for t in node.inputs):
             continue  # unsupported (reported by the legality check) or downstream of a failure
         operands = [Operand(descs[t], values.get(t)) if t else None for t in node.inputs]

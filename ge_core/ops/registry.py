@@ -92,8 +92,17 @@ class OpRegistry:
     def get(self, op_type: str, domain: str = "") -> OpDef | None:
         return self._ops.get((_canonical_domain(domain), op_type))
 
-    def lookup(self, node: Node) -> OpDef:
+    def for_node(self, node: Node) -> OpDef | None:
+        """The node's op: its registered one, else (for a fused node) one that runs its body."""
         op = self.get(node.op_type, node.domain)
+        if op is None and node.body is not None:
+            from ge_core.ops.fused import fused_opdef
+
+            return fused_opdef(node, self)
+        return op
+
+    def lookup(self, node: Node) -> OpDef:
+        op = self.for_node(node)
         if op is None:
             raise UnsupportedOpError(
                 f"node '{node.name}' uses operator '{_qualified(node)}', which GE Workbench does not support.",
@@ -101,7 +110,7 @@ class OpRegistry:
         return op
 
     def supports(self, node: Node) -> bool:
-        return self.get(node.op_type, node.domain) is not None
+        return self.for_node(node) is not None
 
     def supported(self) -> list[str]:
         return sorted(_qualified_key(k) for k in self._ops)

@@ -31,9 +31,26 @@ class Stage(StrEnum):
 
 
 @dataclass(frozen=True)
+class FusionDecision:
+    """One fusion candidate a pass considered: the compile report's `fusion.decisions` entry."""
+
+    pass_name: str
+    pattern: str
+    nodes: tuple[str, ...]  # original node names
+    accepted: bool
+    reason: str  # in plain words: why fused, or why not
+    fused_node: str | None = None
+
+    def to_json(self) -> dict[str, object]:
+        return {"pass": self.pass_name, "pattern": self.pattern, "nodes": list(self.nodes),
+                "accepted": self.accepted, "reason": self.reason, "fused_node": self.fused_node}
+
+
+@dataclass(frozen=True)
 class PassResult:
     changed: bool
     notes: tuple[str, ...] = ()  # what the pass did, in words ("folded 12 nodes into constants")
+    decisions: tuple[FusionDecision, ...] = ()  # fusion passes: every candidate, accepted or not
 
 
 @runtime_checkable

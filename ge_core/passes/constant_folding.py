@@ -35,7 +35,7 @@ class ConstantFoldingPass:
         keep = control_pinned(graph)
         folded = created = 0
         for node in graph.nodes:  # topological: a folded node's readers see constants when visited
-            op = REGISTRY.get(node.op_type, node.domain)
+            op = REGISTRY.for_node(node)
             if op is None or not self._may_fold(node, op, keep):
                 continue
             values = self._evaluate(graph, node, op)

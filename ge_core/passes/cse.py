@@ -102,7 +102,7 @@ class CsePass:
 
 def _node_key(graph: Graph, node: Node, hasher: _Hasher) -> Hashable | None:
     """What the node computes, or None when it must never be merged."""
-    op = REGISTRY.get(node.op_type, node.domain)
+    op = REGISTRY.for_node(node)
     if op is None or not op.foldable or node.op_type in NONDETERMINISTIC_OPS or not _deterministic(graph, node):
         return None
     inputs = node.inputs

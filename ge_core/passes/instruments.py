@@ -14,7 +14,7 @@ import numpy as np
 
 from ge_core.errors import GEError
 from ge_core.ir.graph import Graph
-from ge_core.passes.base import GraphPass, PassResult, Stage
+from ge_core.passes.base import FusionDecision, GraphPass, PassResult, Stage
 
 
 @dataclass
@@ -33,6 +33,7 @@ class PassRecord:
     snapshot: Graph | None = None  # the graph after the pass (shared with the previous record if unchanged)
     verified: bool | None = None
     max_error: dict[str, float] | None = None  # per graph output, relative to its magnitude
+    decisions: tuple[FusionDecision, ...] = ()  # fusion passes only
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"name": self.name, "stage": str(self.stage), "changed": self.changed,

@@ -79,5 +79,6 @@ class PassManager:
         record.nodes_after = len(step.graph)
         record.changed = step.result.changed
         record.notes = step.result.notes
+        record.decisions = step.result.decisions
         for instrument in self.instruments:
             instrument.after_pass(step)

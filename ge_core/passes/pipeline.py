@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import fields, is_dataclass, replace
 
 from ge_core.passes.base import GraphPass, Stage
 from ge_core.passes.config import OptLevel
@@ -56,5 +57,13 @@ def all_passes() -> list[GraphPass]:
 
 
 def without(steps: Iterable[PipelineStep], disabled: Iterable[str]) -> list[PipelineStep]:
+    """Drop switched-off passes; a fusion pass stays as a dry run, so its decision log still lists every
+    candidate it would have fused, with the reason "disabled by switch file"."""
     off = set(disabled)
-    return [s for s in steps if s.name not in off]
+    kept = []
+    for step in steps:
+        if step.name not in off:
+            kept.append(step)
+        elif is_dataclass(step.pass_) and "dry_run" in {f.name for f in fields(step.pass_)}:
+            kept.append(PipelineStep(step.stage, replace(step.pass_, dry_run=True)))
+    return kept

@@ -53,7 +53,7 @@ class ReshapeChainPass:
 
 def is_view(node: Node) -> bool:
     """Reshape-like: the output is input 0's elements, in order, under another shape (OpDef.view)."""
-    op = REGISTRY.get(node.op_type, node.domain)
+    op = REGISTRY.for_node(node)
     return op is not None and op.view and len(node.outputs) == 1
 
 

@@ -8,6 +8,7 @@ is specialised to the fed shapes first (shapes re-inferred, sizes checked) befor
 from __future__ import annotations
 
 import time
+import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -60,6 +61,12 @@ class Executor:
             return self._for_shapes(checked).run(checked)
         return self._run(checked)
 
+    def run_body(self, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """Run a fused node's body: inputs were checked by the enclosing graph, so no feed checks here."""
+        if self._dynamic or any(not self.graph.desc(t).is_static for t in self.graph.outputs):
+            return self.run(feeds).outputs
+        return self._run(feeds).outputs
+
     def _for_shapes(self, feeds: dict[str, np.ndarray]) -> Executor:
         key = tuple(feeds[t].shape for t in self.graph.inputs)
         if key not in self._specialised:
@@ -94,6 +101,17 @@ class Executor:
                     live -= env.pop(t).nbytes
         result = {t: _owned(env[t]) for t in self.graph.outputs}
         return ExecutionResult(result, timings, peak)
+
+
+_BODY_EXECUTORS: weakref.WeakKeyDictionary[Graph, Executor] = weakref.WeakKeyDictionary()
+
+
+def body_executor(body: Graph) -> Executor:
+    """One planned executor per fused body (bodies are shared and never edited once built)."""
+    executor = _BODY_EXECUTORS.get(body)
+    if executor is None:
+        executor = _BODY_EXECUTORS[body] = Executor(body)
+    return executor
 
 
 def execute(graph: Graph, feeds: Mapping[str, object]) -> dict[str, np.ndarray]:

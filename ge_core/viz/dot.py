@@ -112,7 +112,7 @@ def graph_to_dot(graph: Graph, *, max_nodes: int = 1500, highlight: Iterable[str
 
 # ---- node lines ------------------------------------------------------------------------------------
 def _op_line(graph: Graph, node: Node, ids: _Ids, highlighted: bool) -> str:
-    op = REGISTRY.get(node.op_type, node.domain)
+    op = REGISTRY.for_node(node)
     qualified = f"{node.domain}::{node.op_type}" if node.domain else node.op_type
     rows = [f"<b>{_html(qualified)}</b>", _small(shorten(node.name), "#444444")]
     rows += [_small(line) for line in _constant_lines(graph, node)]
