@@ -53,11 +53,27 @@ def cycle_through(graph: Graph, group: Sequence[Node]) -> Node | None:
     return None
 
 
-def build_body(graph: Graph, group: Sequence[Node], name: str) -> Graph:
-    """The group as a standalone graph: inputs and outputs named as outside, original node names kept."""
+def build_body(graph: Graph, group: Sequence[Node], name: str, inputs: Sequence[str] | None = None) -> Graph:
+    """The group as a standalone graph: inputs and outputs named as outside, original node names kept.
+
+    With `inputs` given (the fused op's own operand order, e.g. LayerNormalization's X, scale, B), those
+    become the body's inputs and any other external input must be a constant, which the body embeds
+    (LayerNorm's epsilon becomes an attribute of the fused op but stays a constant in its body).
+    """
     body = Graph(name, graph.opset)
-    for t in external_inputs(graph, group):
+    external = external_inputs(graph, group)
+    chosen = list(external if inputs is None else inputs)
+    missing = [t for t in chosen if t not in external]
+    if missing:
+        raise GraphEditError(f"fused op inputs {missing} are not read by the group {[n.name for n in group]}.")
+    for t in chosen:
         body.add_input(t, graph.desc(t))
+    for t in external:
+        if t not in chosen:
+            if not graph.is_constant(t):
+                raise GraphEditError(f"the group {[n.name for n in group]} reads '{t}', which is neither an input "
+                                     "of the fused op nor a constant.")
+            body.add_constant(t, graph.constants[t])
     for n in sorted(group, key=lambda n: graph.index_key(n)):
         body.add_node(n.op_type, n.inputs, n.outputs, dict(n.attrs), name=n.name, domain=n.domain,
                       opset=n.opset, descs=[graph.desc(t) for t in n.outputs], body=n.body)
@@ -66,8 +82,12 @@ def build_body(graph: Graph, group: Sequence[Node], name: str) -> Graph:
 
 
 def fuse(graph: Graph, group: Sequence[Node], op_type: str, *, name: str | None = None, domain: str = "ge",
-         attrs: dict[str, Any] | None = None) -> Node:
-    """Replace `group` by one node of `op_type` whose body is the group. Refuses a non-convex group."""
+         attrs: dict[str, Any] | None = None, inputs: Sequence[str] | None = None) -> Node:
+    """Replace `group` by one node of `op_type` whose body is the group. Refuses a non-convex group.
+
+    `op_type`/`domain` may name a registered op (LayerNormalization, Gemm...), which then runs with its own
+    kernel and `inputs` in its operand order; otherwise the fused node runs its body.
+    """
     if not group:
         raise GraphEditError("cannot fuse an empty group.")
     blocker = cycle_through(graph, group)
@@ -76,7 +96,7 @@ def fuse(graph: Graph, group: Sequence[Node], op_type: str, *, name: str | None 
                              "the group and comes back, so the fused node would depend on itself.")
     node_name = name or graph.unique_node_name("+".join(n.name for n in group[:3]) + ("+..." if len(group) > 3
                                                                                      else ""))
-    body = build_body(graph, group, node_name)
+    body = build_body(graph, group, node_name, inputs)
     fused = Node(node_name, op_type, tuple(body.inputs), tuple(body.outputs), dict(attrs or {}),
                  (), domain, graph.opset.get(domain, 1), body)
     return graph.replace_nodes(group, fused)

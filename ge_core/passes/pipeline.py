@@ -44,6 +44,8 @@ def default_pipeline(opt_level: OptLevel | str = OptLevel.O3) -> list[PipelineSt
             PipelineStep(S.OPTIMIZE_STAGE1, NoOpEliminationPass()),        # no-ops the rewrites exposed
             PipelineStep(S.OPTIMIZE_STAGE1, CsePass()),                    # duplicates the rewrites exposed
             PipelineStep(S.OPTIMIZE_STAGE1, PrunePass()),                  # weights and nodes now unused
+            # -- graph fusion (pattern rewrites) --
+            # -- UB fusion --
         ]
     return steps
 
