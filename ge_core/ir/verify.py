@@ -89,7 +89,7 @@ def _body_problems(node: Node) -> list[str]:
     body = node.body
     assert body is not None
     problems = [f"body of '{node.name}': {p}" for p in structural_problems(body)]
-    if tuple(body.inputs) != tuple(t for t in node.inputs if t) and node.domain == "ge":
+    if tuple(body.inputs) != tuple(t for t in node.inputs if t):
         problems.append(f"fused node '{node.name}' reads {list(node.inputs)} but its body's inputs are {body.inputs}")
     if tuple(body.outputs) != node.outputs:
         problems.append(f"fused node '{node.name}' produces {list(node.outputs)} but its body returns "
