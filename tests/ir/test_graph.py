@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import pytest
 
@@ -176,19 +174,6 @@ def chain(n: int) -> Graph:
     return g
 
 
-def test_copy_of_a_10k_node_graph_is_cheap() -> None:
-    g = chain(10_000)
-    times = []
-    for _ in range(5):
-        start = time.perf_counter()
-        c = g.copy()
-        times.append(time.perf_counter() - start)
-    assert len(c) == 10_000
-    # The best of five, generous for a shared 2-core machine (measured ~7 ms here): snapshots after each
-    # pass of a 10k-node graph must not dominate a compile.
-    assert min(times) < 0.25
-
-
 def test_rename_tensor_updates_producer_readers_outputs_and_desc() -> None:
     g = mlp()
     g.rename_tensor("h", "hidden")
@@ -218,13 +203,3 @@ def test_order_keys_survive_many_inserts_at_one_spot() -> None:
     assert g.is_before(g.node("r0"), g.node("r199")) and g.is_before(g.node("r199"), relu)
     g.set_input(relu, 0, "r199")
     g.verify()
-
-
-def test_erasing_most_of_a_10k_graph_is_fast() -> None:
-    g = chain(10_000)
-    g.replace_all_uses("x10000", "x0")  # bypass everything: the output is now the input
-    start = time.perf_counter()
-    for node in reversed(g.nodes):
-        g.erase(node)
-    assert len(g) == 0
-    assert time.perf_counter() - start < 1.0  # O(1) erases; quadratic would take many seconds

@@ -4,14 +4,12 @@ the chunked im2col path, costs, speed, and ONNX's conformance cases."""
 
 from __future__ import annotations
 
-import time
 import tracemalloc
 from typing import Any
 
 import numpy as np
 import pytest
 
-from ge_core.ir.node import Node
 from ge_core.ops import REGISTRY, conv
 from ge_core.ops.common import make_desc
 from ge_core.ops.registry import Category
@@ -264,35 +262,6 @@ def test_categories_and_costs() -> None:
 
 
 # ---- speed -------------------------------------------------------------------------------------------
-
-def _resnet50_convs() -> list[tuple[int, int, int, int, int, int]]:
-    """(Cin, Cout, k, stride, pad, H_in) of every ResNet-50 conv at 224x224."""
-    layers = [(3, 64, 7, 2, 3, 224)]
-    cin, h = 64, 56
-    for blocks, mid, stride in [(3, 64, 1), (4, 128, 2), (6, 256, 2), (3, 512, 2)]:
-        for i in range(blocks):
-            s = stride if i == 0 else 1
-            out_h = (h + 2 - 3) // s + 1
-            layers += [(cin, mid, 1, 1, 0, h), (mid, mid, 3, s, 1, h), (mid, mid * 4, 1, 1, 0, out_h)]
-            if i == 0:
-                layers.append((cin, mid * 4, 1, s, 0, h))
-            cin, h = mid * 4, out_h
-    return layers
-
-
-@pytest.mark.slow
-def test_resnet50_convs_are_fast() -> None:
-    op = REGISTRY.get("Conv")
-    assert op is not None
-    total = 0.0
-    for cin, cout, k, s, p, h in _resnet50_convs():
-        node = Node("c", "Conv", ("x", "w"), ("y",), {"strides": [s, s], "pads": [p] * 4})
-        x, w = _rand(1, cin, h, h), _rand(cout, cin, k, k)
-        start = time.perf_counter()
-        op.kernel(node, [x, w])
-        total += time.perf_counter() - start
-    assert total < 3.0, f"ResNet-50 convs took {total:.2f} s"  # ~0.1 s on the 2-core dev box
-
 
 # ---- conformance -------------------------------------------------------------------------------------
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -12,7 +11,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import ge_core
-from ge_core.ir import Graph, TensorDesc
+from ge_core.ir import Graph
 from ge_core.passes.base import PassResult
 from ge_core.passes.constant_folding import ConstantFoldingPass
 from ge_core.passes.fold_batchnorm import BatchNormFoldPass
@@ -232,36 +231,3 @@ def test_samples(name: str, folded: int, prepare: bool) -> None:
     assert before - len(g) >= folded and result.notes[0].startswith(f"folded {folded} BatchNormalization")
     assert not [n for n in g.nodes if n.op_type == "BatchNormalization" and g.producer(n.input(0))
                 and g.producer(n.input(0)).op_type == "Conv"]
-
-
-def block_graph(blocks: int) -> Graph:
-    """`blocks` of Conv -> BN (2 nodes each), built directly (no inference) to time the pass alone."""
-    g = Graph("big")
-    desc = TensorDesc((1, 2, 2, 2), "float32")
-    g.add_input("x", desc)
-    g.add_constant("w", np.ones((2, 2, 1, 1), np.float32))
-    for k in "sbmv":
-        g.add_constant(k, np.ones(2, np.float32))
-    prev = "x"
-    for i in range(blocks):
-        g.add_node("Conv", [prev, "w"], [f"c{i}"], name=f"c{i}", descs=[desc])
-        g.add_node("BatchNormalization", [f"c{i}", "s", "b", "m", "v"], [f"n{i}"], name=f"n{i}", descs=[desc])
-        prev = f"n{i}"
-    g.set_outputs([prev])
-    return g
-
-
-def best_time(blocks: int) -> float:
-    times = []
-    for _ in range(2):
-        g = block_graph(blocks)
-        start = time.process_time()
-        BatchNormFoldPass().run(g)
-        times.append(time.process_time() - start)
-        assert len(g) == blocks
-    return min(times)
-
-
-def test_scales_linearly() -> None:
-    small, large = best_time(2500), best_time(5000)  # 5k and 10k nodes
-    assert large < 3.5 * small, (small, large)

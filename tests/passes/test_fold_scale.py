@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -12,7 +11,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import ge_core
-from ge_core.ir import Graph, TensorDesc
+from ge_core.ir import Graph
 from ge_core.passes.base import PassResult
 from ge_core.passes.constant_folding import ConstantFoldingPass
 from ge_core.passes.dead_code import PrunePass
@@ -233,35 +232,3 @@ def test_samples_after_batchnorm_fold(name: str, scales: int) -> None:
     assert before - len(g) == scales and result.notes[0].startswith(f"folded {scales} ")
     got = ge_core.execute(g, feeds)
     assert max(relative_error(got[t], want[t]) for t in want) <= 1e-4
-
-
-def block_graph(blocks: int) -> Graph:
-    """`blocks` of Conv -> Mul (2 nodes each), built directly to time the pass alone."""
-    g = Graph("big")
-    desc = TensorDesc((1, 2, 2, 2), "float32")
-    g.add_input("x", desc)
-    g.add_constant("w", np.ones((2, 2, 1, 1), np.float32))
-    g.add_constant("k", np.full((1, 2, 1, 1), 0.5, np.float32))
-    prev = "x"
-    for i in range(blocks):
-        g.add_node("Conv", [prev, "w"], [f"c{i}"], name=f"c{i}", descs=[desc])
-        g.add_node("Mul", [f"c{i}", "k"], [f"m{i}"], name=f"m{i}", descs=[desc])
-        prev = f"m{i}"
-    g.set_outputs([prev])
-    return g
-
-
-def best_time(blocks: int) -> float:
-    times = []
-    for _ in range(2):
-        g = block_graph(blocks)
-        start = time.process_time()
-        ScaleFoldPass().run(g)
-        times.append(time.process_time() - start)
-        assert len(g) == blocks
-    return min(times)
-
-
-def test_scales_linearly() -> None:
-    small, large = best_time(2500), best_time(5000)  # 5k and 10k nodes
-    assert large < 3.5 * small, (small, large)

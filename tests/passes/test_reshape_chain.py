@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -14,7 +13,7 @@ from hypothesis import strategies as st
 from onnx import TensorProto, helper, numpy_helper
 
 import ge_core
-from ge_core.ir import Graph, TensorDesc
+from ge_core.ir import Graph
 from ge_core.passes.base import PassResult
 from ge_core.passes.constant_folding import ConstantFoldingPass
 from ge_core.passes.dead_code import PrunePass
@@ -266,36 +265,3 @@ def test_shufflenet_channel_shuffle_is_untouched() -> None:
     text = g.to_text()
     assert not ReshapeChainPass().run(g).changed  # Reshape -> Transpose -> Reshape: no view chain
     assert g.to_text() == text
-
-
-def chain_graph(blocks: int) -> Graph:
-    """`blocks` of Relu -> Reshape -> Reshape (3 nodes each)."""
-    g = Graph("big")
-    flat, square = TensorDesc((16,), "float32"), TensorDesc((4, 4), "float32")
-    g.add_input("x", flat)
-    g.add_constant("s44", np.array([4, 4], np.int64))
-    g.add_constant("s16", np.array([16], np.int64))
-    prev = "x"
-    for i in range(blocks):
-        g.add_node("Relu", [prev], [f"r{i}"], name=f"r{i}", descs=[flat])
-        g.add_node("Reshape", [f"r{i}", "s44"], [f"a{i}"], name=f"a{i}", descs=[square])
-        g.add_node("Reshape", [f"a{i}", "s16"], [f"b{i}"], name=f"b{i}", descs=[flat])
-        prev = f"b{i}"
-    g.set_outputs([prev])
-    return g
-
-
-def best_time(blocks: int) -> float:
-    times = []
-    for _ in range(3):
-        g = chain_graph(blocks)
-        start = time.process_time()
-        ReshapeChainPass().run(g)
-        times.append(time.process_time() - start)
-        assert len(g) == blocks
-    return min(times)
-
-
-def test_scales_linearly() -> None:
-    small, large = best_time(1700), best_time(3400)  # about 5k and 10k nodes
-    assert large < 3.5 * small, (small, large)

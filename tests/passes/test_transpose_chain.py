@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import onnx
@@ -12,7 +11,7 @@ from hypothesis import strategies as st
 from onnx import TensorProto, helper
 
 import ge_core
-from ge_core.ir import Graph, TensorDesc
+from ge_core.ir import Graph
 from ge_core.passes.base import PassResult
 from ge_core.passes.instruments import relative_error
 from ge_core.passes.transpose_chain import TransposeChainPass
@@ -162,35 +161,3 @@ def test_samples_without_transpose_pairs_are_untouched(name: str) -> None:
     text = g.to_text()
     assert not TransposeChainPass().run(g).changed  # shufflenet's Reshape-Transpose-Reshape shuffle stays
     assert g.to_text() == text
-
-
-def chain_graph(pairs: int) -> Graph:
-    """`pairs` blocks of Relu -> Transpose -> Transpose (3 nodes each)."""
-    g = Graph("big")
-    desc = TensorDesc((2, 3), "float32")
-    g.add_input("x", desc)
-    prev = "x"
-    for i in range(pairs):
-        g.add_node("Relu", [prev], [f"r{i}"], name=f"r{i}", descs=[desc])
-        g.add_node("Transpose", [f"r{i}"], [f"a{i}"], {"perm": [1, 0]}, name=f"a{i}",
-                   descs=[TensorDesc((3, 2), "float32")])
-        g.add_node("Transpose", [f"a{i}"], [f"b{i}"], {"perm": [1, 0]}, name=f"b{i}", descs=[desc])
-        prev = f"b{i}"
-    g.set_outputs([prev])
-    return g
-
-
-def best_time(pairs: int) -> float:
-    times = []
-    for _ in range(3):
-        g = chain_graph(pairs)
-        start = time.process_time()
-        TransposeChainPass().run(g)
-        times.append(time.process_time() - start)
-        assert len(g) == pairs
-    return min(times)
-
-
-def test_scales_linearly() -> None:
-    small, large = best_time(1700), best_time(3400)  # about 5k and 10k nodes
-    assert large < 3.5 * small, (small, large)
