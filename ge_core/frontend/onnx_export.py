@@ -48,15 +48,24 @@ class ExportError(GEError):
 
 
 def to_onnx(graph: Graph) -> onnx.ModelProto:
-    """The graph as an ONNX model (see the module docstring for what is and is not kept)."""
-    opsets = _opset_imports(graph)
+    """The graph as an ONNX model (see the module docstring for what is and is not kept).
+
+    A fused node that is not itself a standard op (GE's fused kernels) is written as its body, which is
+    standard: the exported model computes the same thing with the original ops.
+    """
+    placed = _flatten(graph)
+    opsets = _opset_imports(graph, [n for _, n in placed])
+    constants = dict(graph.constants)
+    for context, _ in placed:
+        for t, a in context.constants.items():
+            constants.setdefault(t, a)
     proto = helper.make_graph(
-        [_node_proto(graph, n) for n in graph.nodes],
+        [_node_proto(context, n) for context, n in placed],
         graph.name,
         [_value_info(graph, t, graph.input_dim_params.get(t)) for t in graph.inputs],
         [_value_info(graph, t) for t in graph.outputs],
-        [_initializer(t, a) for t, a in graph.constants.items()],
-        value_info=_intermediate_infos(graph),
+        [_initializer(t, a) for t, a in constants.items()],
+        value_info=[info for context in _contexts(placed) for info in _intermediate_infos(context, graph)],
     )
     ir_version = max(helper.find_min_ir_version_for(opsets, ignore_unknown=True), MIN_IR_VERSION)
     model = helper.make_model(proto, opset_imports=opsets, ir_version=ir_version, producer_name=PRODUCER)
@@ -73,15 +82,41 @@ def is_standard(graph: Graph) -> bool:
 
 
 def nonstandard_nodes(graph: Graph) -> list[Node]:
-    """The nodes that are not standard ONNX ops at the graph's opset (custom domains, fused ops...)."""
+    """Nodes that are not standard ONNX ops at the graph's opset and have no standard body to write."""
     version = graph.opset.get("")
-    return [n for n in graph.nodes if n.domain or version is None or not _is_onnx_op(n.op_type, version)]
+    bad = []
+    for n in graph.nodes:
+        if not (n.domain or version is None or not _is_onnx_op(n.op_type, version)):
+            continue
+        if n.body is None or nonstandard_nodes(n.body):
+            bad.append(n)
+    return bad
+
+
+def _flatten(graph: Graph) -> list[tuple[Graph, Node]]:
+    """(graph the node lives in, node) in order, fused nodes that are not standard ops replaced by bodies."""
+    version = graph.opset.get("")
+    placed: list[tuple[Graph, Node]] = []
+    for n in graph.nodes:
+        standard = not n.domain and version is not None and _is_onnx_op(n.op_type, version)
+        if not standard and n.body is not None and not nonstandard_nodes(n.body):
+            placed += _flatten(n.body)
+        else:
+            placed.append((graph, n))
+    return placed
+
+
+def _contexts(placed: list[tuple[Graph, Node]]) -> list[Graph]:
+    seen: dict[int, Graph] = {}
+    for context, _ in placed:
+        seen.setdefault(id(context), context)
+    return list(seen.values())
 
 
 # ---- graph parts ---------------------------------------------------------------------------------
-def _opset_imports(graph: Graph) -> list[onnx.OperatorSetIdProto]:
+def _opset_imports(graph: Graph, nodes: Sequence[Node]) -> list[onnx.OperatorSetIdProto]:
     versions = dict(graph.opset)
-    for node in graph.nodes:  # a domain a pass introduced without declaring it
+    for node in nodes:  # a domain a pass introduced without declaring it
         versions.setdefault(node.domain, node.opset)
     return [helper.make_opsetid(domain, version) for domain, version in versions.items()]
 
@@ -108,8 +143,8 @@ def _dims(desc: TensorDesc, dim_params: Sequence[int | str] | None) -> list[int 
     return dims
 
 
-def _intermediate_infos(graph: Graph) -> list[onnx.ValueInfoProto]:
-    outputs = set(graph.outputs)
+def _intermediate_infos(graph: Graph, top: Graph) -> list[onnx.ValueInfoProto]:
+    outputs = set(top.outputs)
     infos = []
     for node in graph.nodes:
         for t in node.outputs:

@@ -22,10 +22,19 @@ def default_pipeline(opt_level: OptLevel | str = OptLevel.O3) -> list[PipelineSt
     from ge_core.passes.dead_code import PrunePass
     from ge_core.passes.fold_batchnorm import BatchNormFoldPass
     from ge_core.passes.fold_scale import ScaleFoldPass
+    from ge_core.passes.fusion import (
+        AttentionFusionPass,
+        ConvActivationFusionPass,
+        GeluFusionPass,
+        HardActivationFusionPass,
+        LayerNormFusionPass,
+        MatMulAddFusionPass,
+    )
     from ge_core.passes.infer_shapes import InferShapePass
     from ge_core.passes.noop_elimination import NoOpEliminationPass
     from ge_core.passes.reshape_chain import ReshapeChainPass
     from ge_core.passes.transpose_chain import TransposeChainPass
+    from ge_core.passes.ub_fusion import UbFusionPass
 
     steps = [
         PipelineStep(S.AFTER_INFERSHAPE, InferShapePass()),                # shapes/dtypes from the op registry
@@ -45,7 +54,14 @@ def default_pipeline(opt_level: OptLevel | str = OptLevel.O3) -> list[PipelineSt
             PipelineStep(S.OPTIMIZE_STAGE1, CsePass()),                    # duplicates the rewrites exposed
             PipelineStep(S.OPTIMIZE_STAGE1, PrunePass()),                  # weights and nodes now unused
             # -- graph fusion (pattern rewrites) --
+            PipelineStep(S.OPTIMIZE_STAGE1, LayerNormFusionPass()),        # LayerNorm primitives -> LayerNormalization
+            PipelineStep(S.OPTIMIZE_STAGE1, GeluFusionPass()),             # x*0.5*(1+Erf(x/sqrt2)), tanh form -> Gelu
+            PipelineStep(S.OPTIMIZE_STAGE1, HardActivationFusionPass()),   # Clip forms -> HardSigmoid, HardSwish
+            PipelineStep(S.OPTIMIZE_STAGE1, MatMulAddFusionPass()),        # MatMul+Add(+act) -> Gemm / FullyConnection
+            PipelineStep(S.OPTIMIZE_STAGE1, ConvActivationFusionPass()),   # Conv(+bias)(+residual)+act -> FusedConv
+            PipelineStep(S.OPTIMIZE_STAGE1, AttentionFusionPass()),        # Softmax(QK^T*s+mask)V -> FusedAttention
             # -- UB fusion --
+            PipelineStep(S.PRE_RUN_AFTER_OPTIMIZE2, UbFusionPass()),       # vector chains (+ a cube op) in one kernel
         ]
     return steps
 
