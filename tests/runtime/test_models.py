@@ -117,3 +117,24 @@ def test_python_dash_m_ge_core_run_in_a_real_process(tmp_path: Path) -> None:
     with np.load(out) as got:
         for name, ref in want.items():
             assert relative_error(got[name], ref) <= RELATIVE_TOLERANCE
+
+
+def ort_optimized_nodes(data: bytes, tmp_path: Path) -> int:
+    """Nodes in the model ONNX Runtime runs after its ORT_ENABLE_EXTENDED optimisations."""
+    options = ort.SessionOptions()
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
+    options.optimized_model_filepath = str(tmp_path / "ort_optimized.onnx")
+    ort.InferenceSession(data, options, providers=["CPUExecutionProvider"])
+    return len(onnx.load(str(tmp_path / "ort_optimized.onnx"), load_external_data=False).graph.node)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sample", [s for s in RUNNABLE if s.kind in ("light", "exported")], ids=lambda s: s.name)
+def test_o3_launches_no_more_kernels_than_onnxruntime_runs_nodes(sample: Sample, tmp_path: Path) -> None:
+    """Issue 4's bar: after fusion, our kernel count is at most ORT's node count after its own fusions."""
+    data = sample_bytes(sample.name)
+    compiled = ge_core.compile(data, input_shapes=sample.input_shapes or None, opt_level="O3")
+    assert compiled.plan.kernels <= ort_optimized_nodes(data, tmp_path)
+    decisions = compiled.report["fusion"]["decisions"]
+    assert any(d["accepted"] for d in decisions)
+    assert all(d["reason"] for d in decisions)  # every decision explains itself
