@@ -133,7 +133,7 @@ def test_synthetic_model_compiles_with_fusion() -> None:
 
     compiled = ge_core.compile(synthetic_model(2_000, 0), opt_level="O3", verify=True)
     fused = [d for d in compiled.report["fusion"]["decisions"] if d["pass"] in FUSION_PASSES and d["accepted"]]
-    assert {d["pass"] for d in fused} == {"MatMulAddFusionPass", "ConvActivationFusionPass"}
+    assert {"MatMulAddFusionPass", "ConvActivationFusionPass"} <= {d["pass"] for d in fused}
     feeds = ge_core.random_feeds(compiled.input_graph, seed=0)
     want, got = ge_core.execute(compiled.input_graph, feeds), compiled.run(feeds)
     assert all(relative_error(got[t], want[t]) <= 1e-4 for t in want)
