@@ -12,6 +12,11 @@ compare outputs). Every block gives every O3 pass work, in the shapes exporters 
     Shape-Gather-Unsqueeze-Concat building a Reshape target, as torch.onnx writes it -> ConstantFoldingPass
     Tanh(g) computed twice  -> CsePass
     a residual Add, and a dead Neg->Exp branch nobody reads  -> PrunePass
+    then a transformer-style tail over the last axis (W):
+    LayerNorm in primitives (ReduceMean, Sub, Pow, ReduceMean, Add eps, Sqrt, Div, Mul, Add) -> LayerNormFusionPass
+    Q, K, V projections, Softmax(Q K^T * s) V  -> AttentionFusionPass
+    GELU in Erf form, x * Clip(x + 3, 0, 6) / 6 (HardSwish)  -> GeluFusionPass, HardActivationFusionPass
+    Conv + Relu (once BatchNormFoldPass is done), MatMul + Add  -> ConvActivationFusionPass, MatMulAddFusionPass
 
 `synthetic_model(n, seed)` returns a model of exactly n nodes (BLOCK_NODES per block, a Relu tail for the
 remainder); `write_synthetic(path, n, seed)` saves it.
@@ -29,7 +34,7 @@ from onnx import TensorProto, helper, numpy_helper
 CHANNELS, HEIGHT, WIDTH = 8, 4, 4
 SPATIAL = HEIGHT * WIDTH
 OPSET = 17
-BLOCK_NODES = 29
+BLOCK_NODES = 56
 INPUT = "x"
 
 
@@ -63,6 +68,9 @@ def _shared_constants(b: _Builder) -> None:
     b.const("index_0", np.array(0, np.int64))
     b.const("axes_0", np.array([0], np.int64))
     b.const("dims_chw", np.array([CHANNELS, HEIGHT, WIDTH], np.int64))
+    for name, value in (("two", 2.0), ("ln_eps", 1e-5), ("attn_scale", 1 / np.sqrt(WIDTH)), ("sqrt2", np.sqrt(2.0)),
+                        ("one", 1.0), ("half", 0.5), ("three", 3.0), ("zero", 0.0), ("six", 6.0)):
+        b.const(name, np.array(value, np.float32))
 
 
 def _conv_bn_relu(b: _Builder, p: str, h: str) -> str:
@@ -109,6 +117,44 @@ def _duplicates_and_unflatten(b: _Builder, p: str, g: str, h: str) -> str:
     return b.node("Reshape", [e, target], f"{p}unflat")
 
 
+def _layer_norm(b: _Builder, p: str, h: str) -> str:
+    """LayerNorm over the last axis as TorchScript exports it (ReduceMean axes as an attribute: opset 17)."""
+    mean = b.node("ReduceMean", [h], f"{p}ln_mean", axes=[-1])
+    d = b.node("Sub", [h, mean], f"{p}ln_sub")
+    sq = b.node("Pow", [d, "two"], f"{p}ln_pow")
+    var = b.node("ReduceMean", [sq], f"{p}ln_var", axes=[-1])
+    std = b.node("Sqrt", [b.node("Add", [var, "ln_eps"], f"{p}ln_add_eps")], f"{p}ln_std")
+    norm = b.node("Div", [d, std], f"{p}ln_div")
+    scaled = b.node("Mul", [norm, b.uniform(f"{p}ln_gamma", (WIDTH,), 0.5, 1.5)], f"{p}ln_scale")
+    return b.node("Add", [scaled, b.normal(f"{p}ln_beta", (WIDTH,), 0.1)], f"{p}ln_shift")
+
+
+def _attention(b: _Builder, p: str, h: str) -> str:
+    """Every channel a head, H the sequence, W the features: Softmax(Q K^T / sqrt(W)) V."""
+    q, k, v = (b.node("MatMul", [h, b.normal(f"{p}w{n}", (WIDTH, WIDTH), 0.5)], f"{p}{n}") for n in "qkv")
+    kt = b.node("Transpose", [k], f"{p}kt", perm=[0, 1, 3, 2])
+    scores = b.node("Mul", [b.node("MatMul", [q, kt], f"{p}qk"), "attn_scale"], f"{p}scores")
+    probs = b.node("Softmax", [scores], f"{p}probs", axis=-1)
+    return b.node("MatMul", [probs, v], f"{p}attn")
+
+
+def _gelu_hardswish(b: _Builder, p: str, h: str) -> str:
+    """GELU in Erf form, x * 0.5 * (1 + Erf(x / sqrt 2)), then HardSwish as x * Clip(x + 3, 0, 6) / 6."""
+    erf = b.node("Erf", [b.node("Div", [h, "sqrt2"], f"{p}gelu_div")], f"{p}gelu_erf")
+    xf = b.node("Mul", [h, b.node("Add", [erf, "one"], f"{p}gelu_add")], f"{p}gelu_mul")
+    g = b.node("Mul", [xf, "half"], f"{p}gelu")
+    clip = b.node("Clip", [b.node("Add", [g, "three"], f"{p}hs_add"), "zero", "six"], f"{p}hs_clip")
+    return b.node("Div", [b.node("Mul", [g, clip], f"{p}hs_mul"), "six"], f"{p}hswish")
+
+
+def _transformer(b: _Builder, p: str, h: str) -> str:
+    """Pre-norm attention and an activation, added back to h: 27 nodes."""
+    y = _layer_norm(b, p, h)
+    y = _attention(b, p, y)
+    y = _gelu_hardswish(b, p, y)
+    return b.node("Add", [h, y], f"{p}tf_out")
+
+
 def _block(b: _Builder, index: int, h: str) -> str:
     """One residual block of BLOCK_NODES nodes; returns its output."""
     p = f"b{index}_"
@@ -120,7 +166,7 @@ def _block(b: _Builder, index: int, h: str) -> str:
     out = b.node("Add", [h, y], f"{p}out")
     dead = b.node("Neg", [out], f"{p}dead")
     b.node("Exp", [dead], f"{p}dead_exp")
-    return out
+    return _transformer(b, p, out)
 
 
 def synthetic_model(num_nodes: int, seed: int = 0) -> onnx.ModelProto:

@@ -33,11 +33,13 @@ from tests.passes.random_graphs import random_graph
 TOLERANCE = 1e-4
 MIN_TRIGGER_RATE = 0.10  # each pass must rewrite more than this share of the random graphs
 SCALE = float(os.environ.get("GE_PROPERTY_SCALE", "1"))  # e.g. 10 for a longer hunt; 1 in CI
-# Seeds always run, picked from a hunt over seeds 0..5999 (every pass alone and O3): 600 and 1573 put an
-# Add pinned by a control edge between a Conv and its BatchNormalization (BatchNormFoldPass once erased
-# such an Add, breaking verify()); 4737 and 5433 once needed TransposeChainPass to run twice. Seeds
-# belong to this generator: a change to random_graphs.py changes every seed's graph, so hunt again.
-REGRESSION_SEEDS = [600, 1573, 4737, 5433]
+# Seeds always run, re-hunted after the fusion moves (random_graphs/fusion.py) changed every seed's graph:
+# 178 and 421 put an Add pinned by a control edge between a Conv and its BatchNormalization
+# (BatchNormFoldPass once erased such an Add, breaking verify()); 21706 (the only one in 0..39999) has a
+# Transpose whose identity pair, once removed, leaves an earlier Transpose pair to merge in a second sweep
+# (TransposeChainPass once needed to run twice; before, 4737 and 5433 were such seeds). Seeds belong to
+# this generator: a change to random_graphs/ changes every seed's graph, so hunt again.
+REGRESSION_SEEDS = [178, 421, 21706]
 PIPELINE_SEEDS = list(range(int(400 * SCALE))) + REGRESSION_SEEDS
 PASS_SEEDS = list(range(1000, 1000 + int(200 * SCALE)))  # per pass
 BIG_SEEDS = list(range(10000, 10000 + int(50 * SCALE)))  # graphs of up to 80 nodes: longer chains

@@ -13,6 +13,7 @@ from tests.passes.random_graphs.builder import F32, Builder, Move
 from tests.passes.random_graphs.constants import const_subgraph, duplicate
 from tests.passes.random_graphs.cube import batchnorm_alone, conv, matmul
 from tests.passes.random_graphs.elementwise import binary, const_binary, unary, where
+from tests.passes.random_graphs.fusion import attention, conv_activation, gelu, hard_activation, layer_norm, matmul_add
 from tests.passes.random_graphs.layout import channel_shuffle, reshape_chain, shape_reshape, transpose_chain
 from tests.passes.random_graphs.noops import NOOPS, OUTPUT_NOOPS, noop
 from tests.passes.random_graphs.pieces import pieces, reduce
@@ -46,6 +47,12 @@ MOVES = (
     MoveKind(reduce, 1.0, 2),
     MoveKind(pieces, 1.5),
     MoveKind(where, 0.6),
+    MoveKind(conv_activation, 0.8, 3, 4),  # the graph-fusion passes' patterns (fusion.py)
+    MoveKind(matmul_add, 0.8, 2),
+    MoveKind(layer_norm, 0.9, 2),
+    MoveKind(gelu, 0.8),
+    MoveKind(hard_activation, 0.7),
+    MoveKind(attention, 0.6, 3, 4),
 )
 
 
