@@ -47,7 +47,7 @@ GENERATOR_SEEDS = list(range(40))
 
 # (test, pass name, seed) -> what goes wrong; these run as xfail(strict=True) until the pass is fixed.
 # A pass whose first run fails ("semantics") fails its idempotence test too.
-# Empty now: 4737 and 5433 (TransposeChainPass needed a second sweep) were fixed by sweeping to a fixpoint.
+# Empty now: the TransposeChainPass second-sweep bug (once seeds 4737, 5433) was fixed by a fixpoint sweep.
 KNOWN_BUGS: dict[tuple[str, str, int], str] = {}
 # pass name -> why a second run may still find work by design (idempotence is then reported, not asserted).
 NOT_IDEMPOTENT: dict[str, str] = {}
