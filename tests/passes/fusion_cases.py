@@ -1,5 +1,6 @@
-"""Shared helpers of the graph-fusion tests (tests/passes/test_fusion_*.py): build small ONNX graphs, run a
-fusion pass with every contract check (verify, interface, numerics, honest `changed`, decision log)."""
+"""Shared helpers of the ONNX-built pass tests (tests/passes/test_fusion_*.py, test_ub_fusion.py, test_fold_*.py):
+build small ONNX graphs, run a pass with every contract check (verify, interface, numerics, honest `changed`,
+decision log)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from ge_core.passes.instruments import relative_error
 
 RNG = np.random.default_rng(0)
 TOLERANCE = 1e-4
+Outputs = dict[str, np.ndarray]
 
 
 def node(op: str, inputs: list[str], output: str, **attrs: Any) -> onnx.NodeProto:
@@ -41,9 +43,9 @@ def build(nodes: list[onnx.NodeProto], inputs: Mapping[str, list[int]], outputs:
     return ge_core.load_onnx(model.SerializeToString())
 
 
-def run_checked(pass_: GraphPass, graph: Graph, tol: float = TOLERANCE) -> PassResult:
-    """Run the pass; check verify(), the interface, numerics within `tol`, that changed=False means the text
-    is untouched, and that accepted decisions name a fused node present in the graph."""
+def run_observed(pass_: GraphPass, graph: Graph) -> tuple[PassResult, str, Outputs, Outputs]:
+    """Run the pass on `graph` (in place) on seed-0 random feeds; check verify() and that the interface stays.
+    Returns the result, the graph's text from before, and the outputs from before and after."""
     text, inputs, outputs = graph.to_text(), list(graph.inputs), list(graph.outputs)
     feeds = ge_core.random_feeds(graph, seed=0)
     want = ge_core.execute(graph, feeds)
@@ -51,6 +53,13 @@ def run_checked(pass_: GraphPass, graph: Graph, tol: float = TOLERANCE) -> PassR
     graph.verify()
     assert (graph.inputs, graph.outputs) == (inputs, outputs)
     got = ge_core.execute(graph, feeds)
+    return result, text, want, got
+
+
+def run_checked(pass_: GraphPass, graph: Graph, tol: float = TOLERANCE) -> PassResult:
+    """Run the pass; check verify(), the interface, numerics within `tol`, that changed=False means the text
+    is untouched, and that accepted decisions name a fused node present in the graph."""
+    result, text, want, got = run_observed(pass_, graph)
     errors = {t: relative_error(got[t], want[t]) for t in want}
     assert max(errors.values()) <= tol, errors
     assert (graph.to_text() != text) == result.changed

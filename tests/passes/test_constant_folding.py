@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -11,51 +10,15 @@ import pytest
 
 import ge_core
 from ge_core.ir import Graph, TensorDesc
-from ge_core.ops import REGISTRY, Category, OpDef, infer_graph
+from ge_core.ops import REGISTRY, Category, OpDef
 from ge_core.passes.constant_folding import ConstantFoldingPass
-from ge_core.samples import get_sample, sample_bytes
-
-NodeSpec = tuple[str, Sequence[str], Sequence[str], dict[str, Any]]
-
-
-def build(inputs: dict[str, TensorDesc], consts: dict[str, np.ndarray], nodes: Sequence[NodeSpec],
-          outputs: Sequence[str], **node_kw: Any) -> Graph:
-    """A graph from specs; node names are their first output's, descs come from the op registry."""
-    g = Graph("g")
-    for name, desc in inputs.items():
-        g.add_input(name, desc)
-    for name, array in consts.items():
-        g.add_constant(name, array)
-    for op, ins, outs, attrs in nodes:
-        g.add_node(op, ins, outs, attrs, name=outs[0], **node_kw.get(outs[0], {}))
-    g.set_outputs(outputs)
-    result = infer_graph(g, REGISTRY)
-    assert not result.problems, result.problems
-    return g
-
-
-def assert_same_numbers(before: Graph, after: Graph, seed: int = 0) -> None:
-    feeds = ge_core.random_feeds(before, seed)
-    want, got = ge_core.execute(before, feeds), ge_core.execute(after, feeds)
-    assert list(got) == list(want)
-    for name, ref in want.items():
-        scale = max(float(np.max(np.abs(ref))) if ref.size else 0.0, 1e-6)
-        assert got[name].shape == ref.shape and got[name].dtype == ref.dtype
-        assert float(np.max(np.abs(got[name].astype(np.float64) - ref), initial=0.0)) <= 1e-4 * scale, name
+from ge_core.samples import get_sample
+from tests.passes.pass_helpers import F32, build, load, run_and_compare
 
 
 def run_pass(g: Graph, p: ConstantFoldingPass | None = None) -> tuple[Graph, Any]:
     """Run the pass on `g` (in place); returns the graph from before and the result; checks the contract."""
-    before = g.copy()
-    result = (p or ConstantFoldingPass()).run(g)
-    g.verify()
-    if not result.changed:
-        assert g.to_text() == before.to_text()
-    assert_same_numbers(before, g)
-    return before, result
-
-
-F32 = TensorDesc((2, 4), "float32")
+    return run_and_compare(p or ConstantFoldingPass(), g, interface=False)
 
 
 def scale_chain() -> Graph:
@@ -205,10 +168,6 @@ def test_a_folded_graph_output_keeps_its_name() -> None:
 
 
 # ---- real models -------------------------------------------------------------------------------
-def load(name: str) -> Graph:
-    return ge_core.load_onnx(sample_bytes(name), get_sample(name).input_shapes or None)
-
-
 def test_dead_branches_consts_folds_its_constant_chains() -> None:
     g = load("dead_branches_consts")
     assert len(g) == 24

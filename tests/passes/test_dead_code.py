@@ -2,58 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
-
 import numpy as np
 import pytest
 
-import ge_core
 from ge_core.ir import Graph, TensorDesc
-from ge_core.ops import REGISTRY, infer_graph
 from ge_core.passes.base import PassResult
 from ge_core.passes.constant_folding import ConstantFoldingPass
 from ge_core.passes.dead_code import PrunePass
-from ge_core.samples import get_sample, sample_bytes
-
-NodeSpec = tuple[str, Sequence[str], Sequence[str], dict[str, Any]]
-F32 = TensorDesc((2, 4), "float32")
-
-
-def build(inputs: dict[str, TensorDesc], consts: dict[str, np.ndarray], nodes: Sequence[NodeSpec],
-          outputs: Sequence[str], **node_kw: Any) -> Graph:
-    """A graph from specs; node names are their first output's, descs come from the op registry."""
-    g = Graph("g")
-    for name, desc in inputs.items():
-        g.add_input(name, desc)
-    for name, array in consts.items():
-        g.add_constant(name, array)
-    for op, ins, outs, attrs in nodes:
-        g.add_node(op, ins, outs, attrs, name=outs[0], **node_kw.get(outs[0], {}))
-    g.set_outputs(outputs)
-    result = infer_graph(g, REGISTRY)
-    assert not result.problems, result.problems
-    return g
-
-
-def assert_same_numbers(before: Graph, after: Graph, seed: int = 0) -> None:
-    feeds = ge_core.random_feeds(before, seed)
-    want, got = ge_core.execute(before, feeds), ge_core.execute(after, feeds)
-    assert list(got) == list(want)
-    for name, ref in want.items():
-        scale = max(float(np.max(np.abs(ref))) if ref.size else 0.0, 1e-6)
-        assert got[name].shape == ref.shape and got[name].dtype == ref.dtype
-        assert float(np.max(np.abs(got[name].astype(np.float64) - ref), initial=0.0)) <= 1e-4 * scale, name
+from tests.passes.pass_helpers import F32, build, load, run_and_compare
 
 
 def run_pass(g: Graph) -> PassResult:
-    before = g.copy()
-    result = PrunePass().run(g)
-    g.verify()
-    if not result.changed:
-        assert g.to_text() == before.to_text()
-    assert_same_numbers(before, g)
-    return result
+    return run_and_compare(PrunePass(), g, interface=False)[1]
 
 
 def with_dead_branch() -> Graph:
@@ -121,10 +81,6 @@ def test_a_dead_node_with_an_omitted_optional_input_goes() -> None:
 
 
 # ---- real models -------------------------------------------------------------------------------
-def load(name: str) -> Graph:
-    return ge_core.load_onnx(sample_bytes(name), get_sample(name).input_shapes or None)
-
-
 def test_dead_branches_consts_loses_its_dead_branch() -> None:
     g = load("dead_branches_consts")
     result = run_pass(g)

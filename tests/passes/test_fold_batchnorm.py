@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 import onnx
 import pytest
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto
 
 import ge_core
 from ge_core.ir import Graph
@@ -18,12 +17,9 @@ from ge_core.passes.fold_batchnorm import BatchNormFoldPass
 from ge_core.passes.instruments import relative_error
 from ge_core.passes.noop_elimination import NoOpEliminationPass
 from ge_core.samples import get_sample, sample_bytes
+from tests.passes.fusion_cases import build, node, run_observed
 
 RNG = np.random.default_rng(0)
-
-
-def node(op: str, inputs: list[str], output: str, **attrs: Any) -> onnx.NodeProto:
-    return helper.make_node(op, inputs, [output], name=output, **attrs)
 
 
 def rand(*shape: int, dtype: str = "float32") -> np.ndarray:
@@ -39,24 +35,9 @@ def bn(x: str, out: str, prefix: str = "bn", **attrs: Any) -> onnx.NodeProto:
     return node("BatchNormalization", [x, f"{prefix}.s", f"{prefix}.b", f"{prefix}.m", f"{prefix}.v"], out, **attrs)
 
 
-def build(nodes: list[onnx.NodeProto], inputs: Mapping[str, list[int]], outputs: list[str],
-          inits: Mapping[str, np.ndarray], dtype: int = TensorProto.FLOAT) -> Graph:
-    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info(k, dtype, v) for k, v in inputs.items()],
-                              [helper.make_tensor_value_info(o, dtype, None) for o in outputs],
-                              initializer=[numpy_helper.from_array(v, k) for k, v in inits.items()])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    return ge_core.load_onnx(model.SerializeToString())
-
-
 def run_checked(graph: Graph, tol: float = 1e-5) -> PassResult:
     """Run the pass; check verify(), the interface, numerics, and that changed=False means untouched."""
-    text, inputs, outputs = graph.to_text(), list(graph.inputs), list(graph.outputs)
-    feeds = ge_core.random_feeds(graph, seed=0)
-    want = ge_core.execute(graph, feeds)
-    result = BatchNormFoldPass().run(graph)
-    graph.verify()
-    assert (graph.inputs, graph.outputs) == (inputs, outputs)
-    got = ge_core.execute(graph, feeds)
+    result, text, want, got = run_observed(BatchNormFoldPass(), graph)
     errors = {t: relative_error(got[t], want[t]) for t in want}
     assert max(errors.values()) <= tol, errors
     assert (graph.to_text() != text) == result.changed

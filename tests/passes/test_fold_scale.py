@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 import numpy as np
 import onnx
 import pytest
-from onnx import TensorProto, helper, numpy_helper
 
 import ge_core
 from ge_core.ir import Graph
@@ -20,37 +18,18 @@ from ge_core.passes.fold_scale import ScaleFoldPass
 from ge_core.passes.instruments import relative_error
 from ge_core.passes.noop_elimination import NoOpEliminationPass
 from ge_core.samples import get_sample, sample_bytes
+from tests.passes.fusion_cases import build, node, run_observed
 
 RNG = np.random.default_rng(0)
-
-
-def node(op: str, inputs: list[str], output: str, **attrs: Any) -> onnx.NodeProto:
-    return helper.make_node(op, inputs, [output], name=output, **attrs)
 
 
 def rand(*shape: int) -> np.ndarray:
     return RNG.standard_normal(shape).astype(np.float32)
 
 
-def build(nodes: list[onnx.NodeProto], inputs: Mapping[str, list[int]], outputs: list[str],
-          inits: Mapping[str, np.ndarray]) -> Graph:
-    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info(k, TensorProto.FLOAT, v)
-                                           for k, v in inputs.items()],
-                              [helper.make_tensor_value_info(o, TensorProto.FLOAT, None) for o in outputs],
-                              initializer=[numpy_helper.from_array(v, k) for k, v in inits.items()])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    return ge_core.load_onnx(model.SerializeToString())
-
-
 def run_checked(graph: Graph, tol: float = 1e-5) -> PassResult:
     """Run the pass; check verify(), the interface, numerics, and that changed=False means untouched."""
-    text, inputs, outputs = graph.to_text(), list(graph.inputs), list(graph.outputs)
-    feeds = ge_core.random_feeds(graph, seed=0)
-    want = ge_core.execute(graph, feeds)
-    result = ScaleFoldPass().run(graph)
-    graph.verify()
-    assert (graph.inputs, graph.outputs) == (inputs, outputs)
-    got = ge_core.execute(graph, feeds)
+    result, text, want, got = run_observed(ScaleFoldPass(), graph)
     if result.changed:
         errors = {t: relative_error(got[t], want[t]) for t in want}
         assert max(errors.values()) <= tol, errors

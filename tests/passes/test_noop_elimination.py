@@ -8,56 +8,19 @@ from typing import Any
 import numpy as np
 import pytest
 
-import ge_core
 from ge_core.ir import Graph, TensorDesc
-from ge_core.ops import REGISTRY, infer_graph
 from ge_core.passes.base import PassResult
 from ge_core.passes.constant_folding import ConstantFoldingPass
 from ge_core.passes.noop_elimination import NoOpEliminationPass
-from ge_core.samples import get_sample, sample_bytes
+from ge_core.samples import get_sample
+from tests.passes.pass_helpers import F32, NodeSpec, build, load, run_and_compare
 
-NodeSpec = tuple[str, Sequence[str], Sequence[str], dict[str, Any]]
-F32 = TensorDesc((2, 4), "float32")
 I64 = np.int64
 BIG = np.iinfo(np.int64).max
 
 
-def build(inputs: dict[str, TensorDesc], consts: dict[str, np.ndarray], nodes: Sequence[NodeSpec],
-          outputs: Sequence[str], **node_kw: Any) -> Graph:
-    """A graph from specs; node names are their first output's, descs come from the op registry."""
-    g = Graph("g")
-    for name, desc in inputs.items():
-        g.add_input(name, desc)
-    for name, array in consts.items():
-        g.add_constant(name, array)
-    for op, ins, outs, attrs in nodes:
-        g.add_node(op, ins, outs, attrs, name=outs[0], **node_kw.get(outs[0], {}))
-    g.set_outputs(outputs)
-    result = infer_graph(g, REGISTRY)
-    assert not result.problems, result.problems
-    return g
-
-
-def assert_same_numbers(before: Graph, after: Graph, seed: int = 0) -> None:
-    feeds = ge_core.random_feeds(before, seed)
-    want, got = ge_core.execute(before, feeds), ge_core.execute(after, feeds)
-    assert list(got) == list(want)
-    for name, ref in want.items():
-        scale = max(float(np.max(np.abs(ref))) if ref.size else 0.0, 1e-6)
-        assert got[name].shape == ref.shape and got[name].dtype == ref.dtype
-        assert float(np.max(np.abs(got[name].astype(np.float64) - ref), initial=0.0)) <= 1e-4 * scale, name
-
-
 def run_pass(g: Graph, *, numerics: bool = True) -> PassResult:
-    before = g.copy()
-    result = NoOpEliminationPass().run(g)
-    g.verify()
-    assert g.outputs == before.outputs and g.inputs == before.inputs
-    if not result.changed:
-        assert g.to_text() == before.to_text()
-    if numerics:
-        assert_same_numbers(before, g)
-    return result
+    return run_and_compare(NoOpEliminationPass(), g, numerics=numerics)[1]
 
 
 def survivors(g: Graph) -> list[str]:
@@ -243,10 +206,6 @@ def test_a_node_with_control_edges_stays() -> None:
 
 
 # ---- real models -------------------------------------------------------------------------------
-def load(name: str) -> Graph:
-    return ge_core.load_onnx(sample_bytes(name), get_sample(name).input_shapes or None)
-
-
 def test_dead_branches_consts_loses_identity_dropout_and_cast() -> None:
     g = load("dead_branches_consts")
     result = run_pass(g)

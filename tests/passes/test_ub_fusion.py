@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 import numpy as np
 import onnx
@@ -21,12 +20,9 @@ from ge_core.passes.pipeline import default_pipeline
 from ge_core.passes.ub_fusion import UbFusionPass
 from ge_core.passes.ub_working_set import WorkingSet, working_set
 from ge_core.samples import get_sample, sample_bytes
+from tests.passes.fusion_cases import node, run_observed
 
 RNG = np.random.default_rng(0)
-
-
-def node(op: str, inputs: list[str], output: str, **attrs: Any) -> onnx.NodeProto:
-    return helper.make_node(op, inputs, [output], name=output, **attrs)
 
 
 def rand(*shape: int) -> np.ndarray:
@@ -45,13 +41,7 @@ def build(nodes: list[onnx.NodeProto], inputs: Mapping[str, list[int | str]], ou
 def run_checked(graph: Graph, pass_: UbFusionPass | None = None) -> PassResult:
     """Run the pass; check verify(), the interface, numerics (1e-4 relative) and the changed flag."""
     pass_ = pass_ or UbFusionPass()
-    text, inputs, outputs = graph.to_text(), list(graph.inputs), list(graph.outputs)
-    feeds = ge_core.random_feeds(graph, seed=0)
-    want = ge_core.execute(graph, feeds)
-    result = pass_.run(graph)
-    graph.verify()
-    assert (graph.inputs, graph.outputs) == (inputs, outputs)
-    got = ge_core.execute(graph, feeds)
+    result, text, want, got = run_observed(pass_, graph)
     assert max(relative_error(got[t], want[t]) for t in want) <= 1e-4
     assert (graph.to_text() != text) == result.changed
     again = pass_.run(graph)  # idempotent: a UB-fused kernel is final
