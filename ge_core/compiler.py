@@ -19,8 +19,10 @@ from typing import Any
 
 import numpy as np
 
+from ge_core.errors import UsageError
 from ge_core.frontend import load_onnx
 from ge_core.ir.graph import Graph
+from ge_core.memory import MemoryPlan, check_strategy, plan_memory, static_problem, validate_plan
 from ge_core.ops import REGISTRY
 from ge_core.passes.config import CompileConfig, OptLevel, apply_switches, read_switch_file
 from ge_core.passes.instruments import (
@@ -33,6 +35,7 @@ from ge_core.passes.instruments import (
 from ge_core.passes.manager import PassManager, PipelineStep
 from ge_core.passes.pipeline import all_passes, default_pipeline, without
 from ge_core.runtime import Executor
+from ge_core.runtime.arena import ArenaExecutor
 
 
 @dataclass(frozen=True)
@@ -68,6 +71,7 @@ class CompiledModel:
     plan: ExecutionPlan
     compile_seconds: float
     extra_report: dict[str, Any] = field(default_factory=dict)
+    memory: MemoryPlan | None = None  # None when an activation has a dynamic shape (reason in the report)
 
     @cached_property
     def executor(self) -> Executor:
@@ -75,6 +79,17 @@ class CompiledModel:
 
     def run(self, feeds: Mapping[str, object]) -> dict[str, np.ndarray]:
         return self.executor.run(feeds).outputs
+
+    def run_on_arena(self, feeds: Mapping[str, object]) -> dict[str, np.ndarray]:
+        """Run with every activation at its planned offset in one arena (needs `self.memory`)."""
+        if self.memory is None:
+            raise UsageError(f"this model has no memory plan to run on: {self.memory_skipped}",
+                             hint="Compile it with static input shapes (input_shapes).")
+        return ArenaExecutor(self.graph, self.memory).run(feeds).outputs  # planning the steps is cheap next to running
+
+    @property
+    def memory_skipped(self) -> str:
+        return static_problem(self.graph) or "no memory plan was made"
 
     @property
     def report(self) -> dict[str, Any]:
@@ -87,6 +102,7 @@ class CompiledModel:
             "nodes": len(self.graph),
             "nodes_before": len(self.input_graph),
             "fusion": {"decisions": [d.to_json() for r in self.records for d in r.decisions]},
+            "memory": self.memory.to_json() if self.memory is not None else {"skipped": self.memory_skipped},
             **self.extra_report,
         }
 
@@ -102,13 +118,19 @@ def compile(  # shadows the builtin on purpose: the public contract is ge_core.c
     verify: bool = False,
     numeric_feeds: Mapping[str, np.ndarray] | None = None,
     numeric_tolerance: float | None = None,
+    memory_reuse: bool = True,
+    memory_strategy: str = "auto",
+    memory_alignment: int = 512,
 ) -> CompiledModel:
     """Compile a graph (or an ONNX path/bytes) at `opt_level`; the caller's Graph is never modified.
 
     `pipeline` replaces the default steps (reorder or pick passes in the API); `disabled` and
     `switch_file` turn passes off by name; `verify` runs graph.verify() after every pass; with
     `numeric_feeds` every pass is also run for numbers and its max error per output recorded.
+    `memory_*` drive the memory plan (GE's ge.exec.disableReuseMemory is memory_reuse=False); graphs with
+    dynamic activation shapes get none (report["memory"]["skipped"] says why).
     """
+    check_strategy(memory_strategy)
     start = time.perf_counter()
     with gc_paused():
         graph = source.copy() if isinstance(source, Graph) else load_onnx(source, input_shapes)
@@ -124,7 +146,17 @@ def compile(  # shadows the builtin on purpose: the public contract is ge_core.c
         snapshots.last = input_graph
         records = PassManager(steps, instruments).run(graph)
         plan = ExecutionPlan.of(graph)
-    return CompiledModel(graph, input_graph, config, records, plan, time.perf_counter() - start)
+        memory = _memory_plan(graph, memory_reuse, memory_strategy, memory_alignment)
+    return CompiledModel(graph, input_graph, config, records, plan, time.perf_counter() - start, memory=memory)
+
+
+def _memory_plan(graph: Graph, reuse: bool, strategy: str, alignment: int) -> MemoryPlan | None:
+    """The validated memory plan of the final graph, or None while an activation's size is unknown."""
+    if static_problem(graph) is not None:
+        return None
+    memory = plan_memory(graph, alignment=alignment, strategy=strategy, reuse=reuse)
+    validate_plan(memory, graph)
+    return memory
 
 
 _gc_lock = threading.Lock()

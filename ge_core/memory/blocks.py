@@ -1,0 +1,94 @@
+"""Blocks: groups of tensors sharing one byte range (a tensor, its views, and in-place successors).
+
+In-place: an ELEMENTWISE/BROADCAST op's output may take the bytes of an input of the same size that dies
+at that step (its last reader is this node, it is not a graph output, nothing aliasing it is read later,
+and it is an activation: graph inputs and constants are never written). Planners place blocks, not tensors.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ge_core.ir.graph import Graph
+from ge_core.memory.lifetimes import Lifetimes
+from ge_core.ops import REGISTRY, Category
+
+INPLACE_CATEGORIES = (Category.ELEMENTWISE, Category.BROADCAST)
+
+
+def aligned(nbytes: int, alignment: int) -> int:
+    """`nbytes` rounded up to `alignment` (at least one unit: every tensor gets an address of its own)."""
+    return max(1, -(-nbytes // alignment)) * alignment
+
+
+@dataclass
+class Block:
+    id: int
+    size: int
+    start: int
+    end: int
+    members: list[str] = field(default_factory=list)
+
+    def overlaps_in_time(self, other: Block) -> bool:
+        return self.start <= other.end and other.start <= self.end
+
+
+def find_inplace(graph: Graph, lt: Lifetimes) -> dict[str, dict[str, str]]:
+    """node name -> {output: input whose bytes it reuses}."""
+    output_roots = {lt.root(t) for t in graph.outputs if t in lt.tensors}
+    result: dict[str, dict[str, str]] = {}
+    for step, node in enumerate(lt.steps):
+        op = REGISTRY.for_node(node)
+        if op is None or op.view or op.category not in INPLACE_CATEGORIES:
+            continue
+        claimed: set[str] = set()
+        pairs: dict[str, str] = {}
+        for out in node.outputs:
+            for x in dict.fromkeys(t for t in node.inputs if t in lt.tensors):
+                root = lt.root(x)
+                if (root in claimed or root in output_roots or lt.tensors[root].end != step
+                        or lt.tensors[x].nbytes != lt.tensors[out].nbytes
+                        or lt.tensors[root].nbytes != lt.tensors[out].nbytes):
+                    continue
+                pairs[out] = x
+                claimed.add(root)
+                break
+        if pairs:
+            result[node.name] = pairs
+    return result
+
+
+def build_blocks(lt: Lifetimes, inplace: dict[str, dict[str, str]], alignment: int) -> dict[str, Block]:
+    """tensor -> its block (views share their root's; an in-place output shares its input's)."""
+    owner: dict[str, Block] = {}
+    blocks: list[Block] = []
+    pairs = {out: x for per_node in inplace.values() for out, x in per_node.items()}
+    for t, life in lt.tensors.items():  # production order: a tensor's base or in-place input comes first
+        base = lt.aliases.get(t) or pairs.get(t)
+        if base is not None:
+            block = owner[base]
+        else:
+            block = Block(len(blocks), aligned(life.nbytes, alignment), life.start, life.end)
+            blocks.append(block)
+        block.members.append(t)
+        block.size = max(block.size, aligned(life.nbytes, alignment))
+        block.start, block.end = min(block.start, life.start), max(block.end, life.end)
+        owner[t] = block
+    return owner
+
+
+def unique_blocks(owner: dict[str, Block]) -> list[Block]:
+    return list({id(b): b for b in owner.values()}.values())
+
+
+def peak_live_bytes(blocks: list[Block], steps: int) -> int:
+    """The theory minimum: the most bytes alive at any step (a block counted once)."""
+    delta = [0] * (steps + 1)
+    for b in blocks:
+        delta[b.start] += b.size
+        delta[b.end + 1] -= b.size
+    peak = live = 0
+    for d in delta:
+        live += d
+        peak = max(peak, live)
+    return peak

@@ -1,0 +1,65 @@
+"""MemoryPlan: where every activation lives in one arena, and the steps that read and write them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Allocation:
+    tensor: str
+    offset: int
+    size: int  # bytes reserved (aligned); a view's is its base's
+    shape: tuple[int, ...]
+    dtype: str
+
+    @property
+    def end(self) -> int:
+        return self.offset + self.size
+
+    def to_json(self) -> dict[str, Any]:
+        return {"tensor": self.tensor, "offset": self.offset, "size": self.size, "shape": list(self.shape),
+                "dtype": self.dtype}
+
+
+@dataclass(frozen=True)
+class PlanStep:
+    node: str
+    inputs: tuple[str, ...]
+    outputs: tuple[str, ...]
+    inplace: dict[str, str] = field(default_factory=dict)  # output -> input whose bytes it reuses
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"node": self.node, "inputs": list(self.inputs), "outputs": list(self.outputs)}
+        if self.inplace:
+            out["inplace"] = dict(self.inplace)
+        return out
+
+
+@dataclass
+class MemoryPlan:
+    alignment: int
+    strategy: str
+    arena_bytes: int
+    theory_min_bytes: int  # peak over steps of the live (aligned) bytes
+    no_reuse_bytes: int  # every tensor its own range
+    graph_outputs: list[str]
+    steps: list[PlanStep]
+    allocations: dict[str, Allocation]  # every tensor a step produces
+    aliases: dict[str, str]  # view tensor -> the tensor it aliases
+    strategies: dict[str, int]  # arena bytes each strategy reached
+
+    def to_json(self) -> dict[str, Any]:
+        """The compile report's `memory` section (DESIGN.md contract), plus `strategies`."""
+        return {
+            "alignment": self.alignment,
+            "strategy": self.strategy,
+            "arena_bytes": self.arena_bytes,
+            "theory_min_bytes": self.theory_min_bytes,
+            "no_reuse_bytes": self.no_reuse_bytes,
+            "graph_outputs": list(self.graph_outputs),
+            "steps": [s.to_json() for s in self.steps],
+            "allocations": [a.to_json() for a in self.allocations.values()],
+            "strategies": dict(self.strategies),
+        }

@@ -1,0 +1,134 @@
+"""Memory assigners (GE keeps the smallest arena of several, as its hybrid assigner does) and plan_memory.
+
+- no_reuse: every block its own range, one after another (GE's ge.exec.disableReuseMemory).
+- greedy_by_size: largest block first, each at the lowest offset not overlapping an already-placed block
+  whose lifetime overlaps its own (GE / TFLite's greedy by size).
+- best_fit: in execution order; a block born takes the smallest free gap that fits, else extends the arena.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ge_core.errors import UsageError
+from ge_core.ir.graph import Graph
+from ge_core.memory.blocks import Block, aligned, build_blocks, find_inplace, peak_live_bytes, unique_blocks
+from ge_core.memory.lifetimes import Lifetimes, compute_lifetimes
+from ge_core.memory.plan import Allocation, MemoryPlan, PlanStep
+
+Offsets = dict[int, int]  # block id -> offset
+
+
+def no_reuse(blocks: list[Block]) -> Offsets:
+    offsets: Offsets = {}
+    top = 0
+    for b in sorted(blocks, key=lambda b: (b.start, b.id)):
+        offsets[b.id] = top
+        top += b.size
+    return offsets
+
+
+def greedy_by_size(blocks: list[Block]) -> Offsets:
+    offsets: Offsets = {}
+    by_step: dict[int, list[Block]] = {}  # step -> placed blocks alive then (only those can collide)
+    for b in sorted(blocks, key=lambda b: (-b.size, b.start, b.id)):
+        rivals = {id(p): p for step in range(b.start, b.end + 1) for p in by_step.get(step, ())}
+        offset = 0
+        for p in sorted(rivals.values(), key=lambda p: offsets[p.id]):
+            if offset + b.size <= offsets[p.id]:
+                break
+            offset = max(offset, offsets[p.id] + p.size)
+        offsets[b.id] = offset
+        for step in range(b.start, b.end + 1):
+            by_step.setdefault(step, []).append(b)
+    return offsets
+
+
+def best_fit(blocks: list[Block]) -> Offsets:
+    offsets: Offsets = {}
+    live: list[Block] = []
+    arena = 0
+    born: dict[int, list[Block]] = {}
+    for b in blocks:
+        born.setdefault(b.start, []).append(b)
+    for step in sorted(born):
+        live = [p for p in live if p.end >= step]
+        for b in sorted(born[step], key=lambda b: (-b.size, b.id)):
+            offsets[b.id] = _smallest_gap(b.size, live, offsets, arena)
+            arena = max(arena, offsets[b.id] + b.size)
+            live.append(b)
+    return offsets
+
+
+def _smallest_gap(size: int, live: list[Block], offsets: Offsets, arena: int) -> int:
+    """The start of the smallest free gap of `size` bytes (ties: lowest), else the top of the live blocks."""
+    best: tuple[int, int] | None = None  # (gap length, offset)
+    cursor = 0
+    for p in sorted(live, key=lambda p: offsets[p.id]):
+        gap = offsets[p.id] - cursor
+        if gap >= size and (best is None or (gap, cursor) < best):
+            best = (gap, cursor)
+        cursor = max(cursor, offsets[p.id] + p.size)
+    if arena - cursor >= size and (best is None or (arena - cursor, cursor) < best):
+        best = (arena - cursor, cursor)
+    return best[1] if best is not None else cursor
+
+
+STRATEGIES: dict[str, Callable[[list[Block]], Offsets]] = {
+    "greedy_by_size": greedy_by_size,  # first: it wins ties
+    "best_fit": best_fit,
+    "no_reuse": no_reuse,
+}
+
+
+def check_strategy(strategy: str) -> None:
+    if strategy != "auto" and strategy not in STRATEGIES:
+        raise UsageError(f"unknown memory strategy '{strategy}'.",
+                         hint=f"Known strategies: auto, {', '.join(STRATEGIES)}.")
+
+
+def plan_memory(graph: Graph, *, alignment: int = 512, strategy: str = "auto", reuse: bool = True,
+                inplace: bool = True) -> MemoryPlan:
+    """Plan one arena for every activation of `graph` (static shapes only).
+
+    "auto" runs every strategy and keeps the smallest arena (ties: greedy_by_size); reuse=False is no_reuse.
+    """
+    check_strategy(strategy)
+    if alignment < 1:
+        raise UsageError(f"memory alignment must be a positive number of bytes, not {alignment}.")
+    lt = compute_lifetimes(graph)
+    plain = build_blocks(lt, {}, alignment)
+    no_reuse_bytes = sum(b.size for b in unique_blocks(plain))
+    pairs = find_inplace(graph, lt) if inplace and reuse else {}
+    owner = build_blocks(lt, pairs, alignment)
+    names = [strategy] if strategy != "auto" else list(STRATEGIES)
+    if not reuse:
+        names = ["no_reuse"]
+    results: dict[str, tuple[int, dict[str, Block], Offsets]] = {}
+    for name in names:
+        use_owner = plain if name == "no_reuse" else owner
+        offsets = STRATEGIES[name](unique_blocks(use_owner))
+        arena = max((offsets[b.id] + b.size for b in unique_blocks(use_owner)), default=0)
+        results[name] = (arena, use_owner, offsets)
+    chosen = min(results, key=lambda n: (results[n][0], names.index(n)))
+    arena, chosen_owner, offsets = results[chosen]
+    used_pairs = {} if chosen == "no_reuse" else pairs
+    return MemoryPlan(
+        alignment=alignment, strategy=chosen, arena_bytes=arena,
+        theory_min_bytes=peak_live_bytes(unique_blocks(chosen_owner), len(lt.steps)),
+        no_reuse_bytes=no_reuse_bytes, graph_outputs=list(graph.outputs),
+        steps=_steps(lt, used_pairs), allocations=_allocations(lt, chosen_owner, offsets, alignment),
+        aliases=dict(lt.aliases), strategies={n: r[0] for n, r in results.items()})
+
+
+def _steps(lt: Lifetimes, pairs: dict[str, dict[str, str]]) -> list[PlanStep]:
+    return [PlanStep(n.name, tuple(t for t in n.inputs if t), tuple(n.outputs), dict(pairs.get(n.name, {})))
+            for n in lt.steps]
+
+
+def _allocations(lt: Lifetimes, owner: dict[str, Block], offsets: Offsets, alignment: int) -> dict[str, Allocation]:
+    out: dict[str, Allocation] = {}
+    for t, life in lt.tensors.items():
+        size = aligned(lt.tensors[lt.root(t)].nbytes, alignment)
+        out[t] = Allocation(t, offsets[owner[t].id], size, life.shape, life.dtype)
+    return out

@@ -1,0 +1,77 @@
+"""validate_plan: check a MemoryPlan against its graph's lifetimes, listing every problem at once."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ge_core.errors import GEError
+from ge_core.ir.graph import Graph
+from ge_core.memory.lifetimes import Lifetimes, compute_lifetimes
+from ge_core.memory.plan import Allocation, MemoryPlan
+
+
+class MemoryPlanError(GEError):
+    """A memory plan is wrong: overlapping live tensors, short or unaligned allocations, missing ones."""
+
+    def __init__(self, problems: Sequence[str]) -> None:
+        self.problems = list(problems)
+        shown = "\n".join(f"  - {p}" for p in self.problems[:30])
+        more = f"\n  ... and {len(self.problems) - 30} more" if len(self.problems) > 30 else ""
+        super().__init__(f"memory plan has {len(self.problems)} problem(s):\n{shown}{more}")
+
+
+def validate_plan(plan: MemoryPlan, graph: Graph) -> None:
+    lt = compute_lifetimes(graph)
+    problems = _allocation_problems(plan, lt) + _overlap_problems(plan, lt)
+    if problems:
+        raise MemoryPlanError(problems)
+
+
+def _rng(a: Allocation) -> str:
+    return f"[{a.offset}, {a.end})"
+
+
+def _allocation_problems(plan: MemoryPlan, lt: Lifetimes) -> list[str]:
+    problems = []
+    for t, life in lt.tensors.items():
+        a = plan.allocations.get(t)
+        if a is None:
+            problems.append(f"tensor '{t}' (produced by '{life.producer}' at step {life.start}) has no allocation")
+            continue
+        if a.size < life.nbytes:
+            problems.append(f"tensor '{t}' needs {life.nbytes} bytes but its allocation {_rng(a)} has {a.size}")
+        if a.offset % plan.alignment:
+            problems.append(f"tensor '{t}' at offset {a.offset} is not aligned to {plan.alignment} bytes")
+        if a.offset < 0 or a.end > plan.arena_bytes:
+            problems.append(f"tensor '{t}' at {_rng(a)} lies outside the arena of {plan.arena_bytes} bytes")
+    return problems
+
+
+def _overlap_problems(plan: MemoryPlan, lt: Lifetimes) -> list[str]:
+    """Pairs alive at one step whose byte ranges overlap: each tensor, as it is born, against the live ones."""
+    inplace = {out: x for step in plan.steps for out, x in step.inplace.items()}
+    placed = sorted((lt.tensors[t].start, i, t) for i, t in enumerate(plan.allocations) if t in lt.tensors)
+    live: list[str] = []
+    problems = []
+    for step, _, b in placed:
+        live = [a for a in live if lt.tensors[a].end >= step]
+        ab = plan.allocations[b]
+        for a in live:
+            aa = plan.allocations[a]
+            if aa.offset < ab.end and ab.offset < aa.end and not _shares_legally(a, b, lt, inplace):
+                problems.append(f"tensors '{a}' {_rng(aa)} and '{b}' {_rng(ab)} are both alive at step {step} "
+                                f"('{lt.steps[step].name}') and their bytes overlap")
+        live.append(b)
+    return problems
+
+
+def _shares_legally(a: str, b: str, lt: Lifetimes, inplace: dict[str, str]) -> bool:
+    """Same bytes by design: views of one root, or one written in place over the other as it dies."""
+    if lt.root(a) == lt.root(b):
+        return True
+    for new, old in ((a, b), (b, a)):
+        x = inplace.get(new)
+        if x is not None and x in lt.tensors and lt.root(x) == lt.root(old) \
+                and lt.tensors[old].end == lt.tensors[new].start:
+            return True
+    return False
