@@ -105,7 +105,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     graph = load_onnx(_source(args.model), _input_shapes(args))
     compiled = ge_compile(graph, opt_level=args.opt_level)
     feeds = _read_npz(args.inputs) if args.inputs else random_feeds(graph, args.seed)
-    result = compiled.executor.run(feeds)
+    result = compiled.runner.run(feeds)
     for name, value in result.outputs.items():
         print(f"{name}: {value.dtype}{list(value.shape)}  {_stats(value)}")
     if args.outputs:

@@ -77,8 +77,14 @@ class CompiledModel:
     def executor(self) -> Executor:
         return Executor(self.graph)
 
+    @cached_property
+    def runner(self) -> Executor | ArenaExecutor:
+        """What runs the compiled plan: one preallocated arena with every activation at its planned offset
+        (so a wrong plan gives wrong numbers), or the plain executor when there is no plan (dynamic dims)."""
+        return ArenaExecutor(self.graph, self.memory) if self.memory is not None else self.executor
+
     def run(self, feeds: Mapping[str, object]) -> dict[str, np.ndarray]:
-        return self.executor.run(feeds).outputs
+        return self.runner.run(feeds).outputs
 
     def run_on_arena(self, feeds: Mapping[str, object]) -> dict[str, np.ndarray]:
         """Run with every activation at its planned offset in one arena (needs `self.memory`)."""
