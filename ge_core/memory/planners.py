@@ -4,6 +4,9 @@
 - greedy_by_size: largest block first, each at the lowest offset not overlapping an already-placed block
   whose lifetime overlaps its own (GE / TFLite's greedy by size).
 - best_fit: in execution order; a block born takes the smallest free gap that fits, else extends the arena.
+- greedy_by_breadth: the busiest steps first (largest live bytes, TFLite's greedy by breadth); the blocks
+  alive there, largest first, each into the smallest gap among time-overlapping placed blocks.
+- greedy_by_size_best_gap: greedy by size, but into the smallest fitting gap rather than the lowest one.
 """
 
 from __future__ import annotations
@@ -44,6 +47,47 @@ def greedy_by_size(blocks: list[Block]) -> Offsets:
     return offsets
 
 
+def _place_in_best_gap(b: Block, rivals: list[Block], offsets: Offsets) -> int:
+    """The offset of the smallest gap between time-overlapping placed blocks that holds `b`, else the top."""
+    best: tuple[int, int] | None = None
+    cursor = 0
+    for p in sorted(rivals, key=lambda p: offsets[p.id]):
+        gap = offsets[p.id] - cursor
+        if gap >= b.size and (best is None or (gap, cursor) < best):
+            best = (gap, cursor)
+        cursor = max(cursor, offsets[p.id] + p.size)
+    return best[1] if best is not None else cursor
+
+
+def _greedy(order: list[Block]) -> Offsets:
+    """Place blocks in `order`, each into the best gap among placed blocks alive at the same time."""
+    offsets: Offsets = {}
+    by_step: dict[int, list[Block]] = {}
+    for b in order:
+        rivals = {id(p): p for step in range(b.start, b.end + 1) for p in by_step.get(step, ())}
+        offsets[b.id] = _place_in_best_gap(b, list(rivals.values()), offsets)
+        for step in range(b.start, b.end + 1):
+            by_step.setdefault(step, []).append(b)
+    return offsets
+
+
+def greedy_by_size_best_gap(blocks: list[Block]) -> Offsets:
+    return _greedy(sorted(blocks, key=lambda b: (-b.size, b.start, b.id)))
+
+
+def greedy_by_breadth(blocks: list[Block]) -> Offsets:
+    alive: dict[int, list[Block]] = {}
+    for b in blocks:
+        for step in range(b.start, b.end + 1):
+            alive.setdefault(step, []).append(b)
+    steps = sorted(alive, key=lambda s: (-sum(b.size for b in alive[s]), s))
+    order: dict[int, Block] = {}
+    for step in steps:
+        for b in sorted(alive[step], key=lambda b: (-b.size, b.id)):
+            order.setdefault(b.id, b)
+    return _greedy(list(order.values()))
+
+
 def best_fit(blocks: list[Block]) -> Offsets:
     offsets: Offsets = {}
     live: list[Block] = []
@@ -77,6 +121,8 @@ def _smallest_gap(size: int, live: list[Block], offsets: Offsets, arena: int) ->
 STRATEGIES: dict[str, Callable[[list[Block]], Offsets]] = {
     "greedy_by_size": greedy_by_size,  # first: it wins ties
     "best_fit": best_fit,
+    "greedy_by_breadth": greedy_by_breadth,
+    "greedy_by_size_best_gap": greedy_by_size_best_gap,
     "no_reuse": no_reuse,
 }
 

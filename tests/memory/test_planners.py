@@ -56,7 +56,8 @@ def test_exact_offsets(name: str, strategy: str) -> None:
 def test_residual_numbers_and_sizes() -> None:
     result = plan_memory(graphs.residual(), inplace=False)
     assert (result.no_reuse_bytes, result.theory_min_bytes, result.arena_bytes) == (5120, 4096, 4096)
-    assert result.strategies == {"greedy_by_size": 4096, "best_fit": 4096, "no_reuse": 5120}
+    assert result.strategies == {"greedy_by_size": 4096, "best_fit": 4096, "greedy_by_breadth": 4096,
+                                 "greedy_by_size_best_gap": 4096, "no_reuse": 5120}
     assert result.strategy == "greedy_by_size"  # ties go to greedy_by_size
     assert {t: a.size for t, a in result.allocations.items()} == {"a": 1024, "b": 2048, "c": 1024, "d": 1024}
 
@@ -176,3 +177,19 @@ def test_compile_options_reach_the_plan() -> None:
     assert model.memory.strategy == "no_reuse" and model.memory.alignment == 256
     best = ge_core.compile(graphs.residual(), opt_level="O0", memory_strategy="best_fit")
     assert best.memory is not None and best.memory.strategy == "best_fit"
+
+
+def test_greedy_by_breadth_packs_the_busiest_step_first() -> None:
+    """Blocks (id, size, start, end): greedy by size puts the long 3-unit block low and strands a hole the
+    busiest step cannot use; starting from the busiest step packs it tight."""
+    from ge_core.memory.blocks import Block
+    from ge_core.memory.planners import greedy_by_breadth, greedy_by_size
+
+    blocks = [Block(0, 3, 0, 1), Block(1, 2, 1, 3), Block(2, 2, 2, 3), Block(3, 1, 2, 3), Block(4, 2, 0, 0)]
+
+    def arena(offsets: dict[int, int]) -> int:
+        return max(offsets[b.id] + b.size for b in blocks)
+
+    peak = max(sum(b.size for b in blocks if b.start <= step <= b.end) for step in range(4))
+    assert arena(greedy_by_breadth(blocks)) == peak
+    assert arena(greedy_by_size(blocks)) >= arena(greedy_by_breadth(blocks))
