@@ -91,7 +91,7 @@ class CompiledModel:
         if self.memory is None:
             raise UsageError(f"this model has no memory plan to run on: {self.memory_skipped}",
                              hint="Compile it with static input shapes (input_shapes).")
-        return ArenaExecutor(self.graph, self.memory).run(feeds).outputs  # planning the steps is cheap next to running
+        return self.runner.run(feeds).outputs  # the cached arena executor
 
     @property
     def memory_skipped(self) -> str:

@@ -11,6 +11,7 @@ accumulate the K shifted views instead. ConvTranspose is the adjoint: a matmul g
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 
@@ -129,11 +130,17 @@ def _conv(node: Node, inputs: list[np.ndarray | None]) -> list[np.ndarray]:
     assert x is not None and w is not None
     win, group = _conv_geometry(node, operands_of(inputs))
     assert win is not None
+    return [_with_bias(conv_forward, x, w, b, group, win)]
+
+
+def _with_bias(forward: Callable[[np.ndarray, np.ndarray, int, Window], np.ndarray], x: np.ndarray,
+               w: np.ndarray, b: np.ndarray | None, group: int, win: Window) -> np.ndarray:
+    """forward(x, w) in the compute dtype, plus the per-channel bias, back in x's dtype."""
     dt = compute_dtype(x.dtype)
-    y = conv_forward(x.astype(dt, copy=False), w.astype(dt, copy=False), group, win)
+    y = forward(x.astype(dt, copy=False), w.astype(dt, copy=False), group, win)
     if b is not None:
         y += b.astype(dt, copy=False).reshape((-1,) + (1,) * len(win.out))
-    return [y.astype(x.dtype, copy=False)]
+    return y.astype(x.dtype, copy=False)
 
 
 def conv_forward(x: np.ndarray, w: np.ndarray, group: int, win: Window) -> np.ndarray:
@@ -273,11 +280,7 @@ def _conv_transpose(node: Node, inputs: list[np.ndarray | None]) -> list[np.ndar
     assert x is not None and w is not None
     win, group, _ = _transpose_geometry(node, operands_of(inputs))
     assert win is not None
-    dt = compute_dtype(x.dtype)
-    y = conv_transpose_forward(x.astype(dt, copy=False), w.astype(dt, copy=False), group, win)
-    if b is not None:
-        y += b.astype(dt, copy=False).reshape((-1,) + (1,) * len(win.out))
-    return [y.astype(x.dtype, copy=False)]
+    return [_with_bias(conv_transpose_forward, x, w, b, group, win)]
 
 
 def conv_transpose_forward(x: np.ndarray, w: np.ndarray, group: int, win: Window) -> np.ndarray:
