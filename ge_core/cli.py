@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ge_core.cli_memory import add_memory_options, memory_kwargs, memory_line
 from ge_core.errors import GEError, UsageError
 from ge_core.frontend import import_onnx
 from ge_core.frontend.onnx import Source
@@ -68,6 +69,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--outputs", help="write outputs to this .npz, keyed by graph output name")
     run.add_argument("--seed", type=int, default=0, help="seed for random inputs (default 0)")
     run.add_argument("--timings", action="store_true", help="print per-node and per-op wall times")
+    add_memory_options(run)
     run.set_defaults(func=cmd_run)
 
     comp = verbs.add_parser("compile", parents=[common], help="run the pass pipeline; report and dumps")
@@ -78,6 +80,7 @@ def _parser() -> argparse.ArgumentParser:
                                          "standard), like DUMP_GE_GRAPH")
     comp.add_argument("--report", help="write the compile report (JSON) here")
     comp.add_argument("--verify", action="store_true", help="run graph.verify() after every pass")
+    add_memory_options(comp)
     comp.set_defaults(func=cmd_compile)
     return parser
 
@@ -103,7 +106,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from ge_core.runtime import random_feeds
 
     graph = load_onnx(_source(args.model), _input_shapes(args))
-    compiled = ge_compile(graph, opt_level=args.opt_level)
+    compiled = ge_compile(graph, opt_level=args.opt_level, **memory_kwargs(args))
     feeds = _read_npz(args.inputs) if args.inputs else random_feeds(graph, args.seed)
     result = compiled.runner.run(feeds)
     for name, value in result.outputs.items():
@@ -125,13 +128,14 @@ def cmd_compile(args: argparse.Namespace) -> int:
     from ge_core.compiler import compile as ge_compile
 
     compiled = ge_compile(_source(args.model), input_shapes=_input_shapes(args), opt_level=args.opt_level,
-                          switch_file=args.switch_file, verify=args.verify)
+                          switch_file=args.switch_file, verify=args.verify, **memory_kwargs(args))
     print(f"{'#':>3} {'stage':<22} {'pass':<24} {'changed':<7} {'nodes':>13} {'ms':>8}")
     for r in compiled.records:
         print(f"{r.index:>3} {r.stage:<22} {r.name:<24} {'yes' if r.changed else '-':<7} "
               f"{r.nodes_before:>6}->{r.nodes_after:<6} {r.seconds * 1e3:>8.2f}")
     print(f"compiled {len(compiled.input_graph)} -> {len(compiled.graph)} nodes, {compiled.plan.kernels} kernels, "
           f"in {compiled.compile_seconds:.3f} s ({compiled.config.opt_level})")
+    print(memory_line(compiled.report))
     if args.report:
         Path(args.report).write_text(json.dumps(compiled.report, indent=2), encoding="utf-8")
         print(f"wrote report to {args.report}")

@@ -42,7 +42,7 @@ from ge_core.runtime.arena import ArenaExecutor
 class PlanStep:
     node: str
     op_type: str
-    launches_kernel: bool  # False for views (Reshape, Squeeze...): GE's no-task nodes
+    launches_kernel: bool  # False for views (Reshape, Squeeze...) and no-copy Concats: GE's no-task nodes
 
 
 @dataclass
@@ -54,11 +54,13 @@ class ExecutionPlan:
         return sum(s.launches_kernel for s in self.steps)
 
     @classmethod
-    def of(cls, graph: Graph) -> ExecutionPlan:
+    def of(cls, graph: Graph, no_task: set[str] | frozenset[str] = frozenset()) -> ExecutionPlan:
+        """`no_task`: nodes the memory plan made free (no-copy Concats)."""
         steps = []
         for node in graph.nodes:
             op = REGISTRY.for_node(node)
-            steps.append(PlanStep(node.name, node.op_type, not (op is not None and op.view)))
+            launches = not (op is not None and op.view) and node.name not in no_task
+            steps.append(PlanStep(node.name, node.op_type, launches))
         return cls(steps)
 
 
@@ -127,13 +129,15 @@ def compile(  # shadows the builtin on purpose: the public contract is ge_core.c
     memory_reuse: bool = True,
     memory_strategy: str = "auto",
     memory_alignment: int = 512,
+    memory_no_copy_concat: bool = True,
 ) -> CompiledModel:
     """Compile a graph (or an ONNX path/bytes) at `opt_level`; the caller's Graph is never modified.
 
     `pipeline` replaces the default steps (reorder or pick passes in the API); `disabled` and
     `switch_file` turn passes off by name; `verify` runs graph.verify() after every pass; with
     `numeric_feeds` every pass is also run for numbers and its max error per output recorded.
-    `memory_*` drive the memory plan (GE's ge.exec.disableReuseMemory is memory_reuse=False); graphs with
+    `memory_*` drive the memory plan (GE's ge.exec.disableReuseMemory is memory_reuse=False;
+    memory_no_copy_concat=False makes every Concat copy its inputs); graphs with
     dynamic activation shapes get none (report["memory"]["skipped"] says why).
     """
     check_strategy(memory_strategy)
@@ -151,16 +155,16 @@ def compile(  # shadows the builtin on purpose: the public contract is ge_core.c
         input_graph = graph.copy()
         snapshots.last = input_graph
         records = PassManager(steps, instruments).run(graph)
-        plan = ExecutionPlan.of(graph)
-        memory = _memory_plan(graph, memory_reuse, memory_strategy, memory_alignment)
+        memory = _memory_plan(graph, memory_reuse, memory_strategy, memory_alignment, memory_no_copy_concat)
+        plan = ExecutionPlan.of(graph, no_task=set(memory.no_copy_concats) if memory is not None else set())
     return CompiledModel(graph, input_graph, config, records, plan, time.perf_counter() - start, memory=memory)
 
 
-def _memory_plan(graph: Graph, reuse: bool, strategy: str, alignment: int) -> MemoryPlan | None:
+def _memory_plan(graph: Graph, reuse: bool, strategy: str, alignment: int, no_copy_concat: bool) -> MemoryPlan | None:
     """The validated memory plan of the final graph, or None while an activation's size is unknown."""
     if static_problem(graph) is not None:
         return None
-    memory = plan_memory(graph, alignment=alignment, strategy=strategy, reuse=reuse)
+    memory = plan_memory(graph, alignment=alignment, strategy=strategy, reuse=reuse, no_copy_concat=no_copy_concat)
     validate_plan(memory, graph)
     return memory
 

@@ -29,11 +29,14 @@ class PlanStep:
     inputs: tuple[str, ...]
     outputs: tuple[str, ...]
     inplace: dict[str, str] = field(default_factory=dict)  # output -> input whose bytes it reuses
+    no_task: bool = False  # a no-copy Concat: its inputs were written into its output, nothing to launch
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"node": self.node, "inputs": list(self.inputs), "outputs": list(self.outputs)}
         if self.inplace:
             out["inplace"] = dict(self.inplace)
+        if self.no_task:
+            out["no_task"] = True
         return out
 
 
@@ -48,7 +51,12 @@ class MemoryPlan:
     steps: list[PlanStep]
     allocations: dict[str, Allocation]  # every tensor a step produces
     aliases: dict[str, str]  # view tensor -> the tensor it aliases
-    strategies: dict[str, int]  # arena bytes each strategy reached
+    strategies: dict[str, int]  # arena bytes each strategy reached (", no-copy concat": with parts pinned)
+    copy_concat_min_bytes: int = 0  # the theory minimum if every Concat copied its inputs (no parts)
+
+    @property
+    def no_copy_concats(self) -> list[str]:
+        return [s.node for s in self.steps if s.no_task]
 
     def to_json(self) -> dict[str, Any]:
         """The compile report's `memory` section (DESIGN.md contract), plus `strategies`."""
@@ -62,4 +70,6 @@ class MemoryPlan:
             "steps": [s.to_json() for s in self.steps],
             "allocations": [a.to_json() for a in self.allocations.values()],
             "strategies": dict(self.strategies),
+            "copy_concat_min_bytes": self.copy_concat_min_bytes,
+            "no_copy_concats": self.no_copy_concats,
         }

@@ -7,6 +7,8 @@
 - greedy_by_breadth: the busiest steps first (largest live bytes, TFLite's greedy by breadth); the blocks
   alive there, largest first, each into the smallest gap among time-overlapping placed blocks.
 - greedy_by_size_best_gap: greedy by size, but into the smallest fitting gap rather than the lowest one.
+- perturbed_greedy: greedy_by_size_best_gap over seeded random reorderings, until the lower bound is reached
+  (ge_core.memory.search).
 """
 
 from __future__ import annotations
@@ -16,10 +18,11 @@ from collections.abc import Callable
 from ge_core.errors import UsageError
 from ge_core.ir.graph import Graph
 from ge_core.memory.blocks import Block, aligned, build_blocks, find_inplace, peak_live_bytes, unique_blocks
+from ge_core.memory.continuous import Parts, find_no_copy_concats, no_task_concats
 from ge_core.memory.lifetimes import Lifetimes, compute_lifetimes
+from ge_core.memory.placement import Offsets, greedy_in_order
 from ge_core.memory.plan import Allocation, MemoryPlan, PlanStep
-
-Offsets = dict[int, int]  # block id -> offset
+from ge_core.memory.search import perturbed_greedy
 
 
 def no_reuse(blocks: list[Block]) -> Offsets:
@@ -47,32 +50,8 @@ def greedy_by_size(blocks: list[Block]) -> Offsets:
     return offsets
 
 
-def _place_in_best_gap(b: Block, rivals: list[Block], offsets: Offsets) -> int:
-    """The offset of the smallest gap between time-overlapping placed blocks that holds `b`, else the top."""
-    best: tuple[int, int] | None = None
-    cursor = 0
-    for p in sorted(rivals, key=lambda p: offsets[p.id]):
-        gap = offsets[p.id] - cursor
-        if gap >= b.size and (best is None or (gap, cursor) < best):
-            best = (gap, cursor)
-        cursor = max(cursor, offsets[p.id] + p.size)
-    return best[1] if best is not None else cursor
-
-
-def _greedy(order: list[Block]) -> Offsets:
-    """Place blocks in `order`, each into the best gap among placed blocks alive at the same time."""
-    offsets: Offsets = {}
-    by_step: dict[int, list[Block]] = {}
-    for b in order:
-        rivals = {id(p): p for step in range(b.start, b.end + 1) for p in by_step.get(step, ())}
-        offsets[b.id] = _place_in_best_gap(b, list(rivals.values()), offsets)
-        for step in range(b.start, b.end + 1):
-            by_step.setdefault(step, []).append(b)
-    return offsets
-
-
 def greedy_by_size_best_gap(blocks: list[Block]) -> Offsets:
-    return _greedy(sorted(blocks, key=lambda b: (-b.size, b.start, b.id)))
+    return greedy_in_order(sorted(blocks, key=lambda b: (-b.size, b.start, b.id)))
 
 
 def greedy_by_breadth(blocks: list[Block]) -> Offsets:
@@ -85,7 +64,7 @@ def greedy_by_breadth(blocks: list[Block]) -> Offsets:
     for step in steps:
         for b in sorted(alive[step], key=lambda b: (-b.size, b.id)):
             order.setdefault(b.id, b)
-    return _greedy(list(order.values()))
+    return greedy_in_order(list(order.values()))
 
 
 def best_fit(blocks: list[Block]) -> Offsets:
@@ -123,6 +102,7 @@ STRATEGIES: dict[str, Callable[[list[Block]], Offsets]] = {
     "best_fit": best_fit,
     "greedy_by_breadth": greedy_by_breadth,
     "greedy_by_size_best_gap": greedy_by_size_best_gap,
+    "perturbed_greedy": perturbed_greedy,
     "no_reuse": no_reuse,
 }
 
@@ -133,42 +113,62 @@ def check_strategy(strategy: str) -> None:
                          hint=f"Known strategies: auto, {', '.join(STRATEGIES)}.")
 
 
+NO_COPY = ", no-copy concat"  # suffix of a strategy's name when it ran with no-copy Concat parts pinned
+
+
 def plan_memory(graph: Graph, *, alignment: int = 512, strategy: str = "auto", reuse: bool = True,
-                inplace: bool = True) -> MemoryPlan:
+                inplace: bool = True, no_copy_concat: bool = True) -> MemoryPlan:
     """Plan one arena for every activation of `graph` (static shapes only).
 
     "auto" runs every strategy and keeps the smallest arena (ties: greedy_by_size); reuse=False is no_reuse.
+    With no_copy_concat, each strategy also runs with qualifying Concats' inputs pinned inside their
+    outputs (ge_core.memory.continuous); that layout is kept unless copying gives a smaller arena.
     """
     check_strategy(strategy)
     if alignment < 1:
         raise UsageError(f"memory alignment must be a positive number of bytes, not {alignment}.")
     lt = compute_lifetimes(graph)
     plain = build_blocks(lt, {}, alignment)
-    no_reuse_bytes = sum(b.size for b in unique_blocks(plain))
-    pairs = find_inplace(graph, lt) if inplace and reuse else {}
-    owner = build_blocks(lt, pairs, alignment)
-    names = [strategy] if strategy != "auto" else list(STRATEGIES)
-    if not reuse:
-        names = ["no_reuse"]
-    results: dict[str, tuple[int, dict[str, Block], Offsets]] = {}
-    for name in names:
-        use_owner = plain if name == "no_reuse" else owner
-        offsets = STRATEGIES[name](unique_blocks(use_owner))
-        arena = max((offsets[b.id] + b.size for b in unique_blocks(use_owner)), default=0)
-        results[name] = (arena, use_owner, offsets)
-    chosen = min(results, key=lambda n: (results[n][0], names.index(n)))
-    arena, chosen_owner, offsets = results[chosen]
-    used_pairs = {} if chosen == "no_reuse" else pairs
+    names = ["no_reuse"] if not reuse else [strategy] if strategy != "auto" else list(STRATEGIES)
+    layouts = [_Layout("", lt, {}, find_inplace(graph, lt) if inplace and reuse else {}, alignment)]
+    parts = find_no_copy_concats(graph, lt, alignment) if no_copy_concat and reuse else {}
+    if parts:
+        layouts.append(_Layout(NO_COPY, lt, parts, find_inplace(graph, lt, parts) if inplace else {}, alignment))
+    results: dict[str, tuple[int, _Layout, dict[str, Block], Offsets]] = {}
+    for layout in reversed(layouts):  # no-copy Concats first: on a tie, keep the plan without the copies
+        for name in names:
+            owner = plain if name == "no_reuse" else layout.owner
+            offsets = STRATEGIES[name](unique_blocks(owner))
+            arena = max((offsets[b.id] + b.size for b in unique_blocks(owner)), default=0)
+            results.setdefault(name + layout.suffix if name != "no_reuse" else name, (arena, layout, owner, offsets))
+    order = list(results)
+    chosen = min(results, key=lambda n: (results[n][0], order.index(n)))
+    arena, layout, owner, offsets = results[chosen]
+    no_reuse = chosen == "no_reuse"
     return MemoryPlan(
         alignment=alignment, strategy=chosen, arena_bytes=arena,
-        theory_min_bytes=peak_live_bytes(unique_blocks(chosen_owner), len(lt.steps)),
-        no_reuse_bytes=no_reuse_bytes, graph_outputs=list(graph.outputs),
-        steps=_steps(lt, used_pairs), allocations=_allocations(lt, chosen_owner, offsets, alignment),
-        aliases=dict(lt.aliases), strategies={n: r[0] for n, r in results.items()})
+        theory_min_bytes=peak_live_bytes(unique_blocks(owner), len(lt.steps)),
+        no_reuse_bytes=sum(b.size for b in unique_blocks(plain)), graph_outputs=list(graph.outputs),
+        steps=_steps(lt, {} if no_reuse else layout.inplace, set() if no_reuse else layout.no_task),
+        allocations=_allocations(lt, owner, offsets, alignment), aliases=dict(lt.aliases),
+        strategies={n: r[0] for n, r in results.items()},
+        copy_concat_min_bytes=peak_live_bytes(unique_blocks(layouts[0].owner), len(lt.steps)))
 
 
-def _steps(lt: Lifetimes, pairs: dict[str, dict[str, str]]) -> list[PlanStep]:
-    return [PlanStep(n.name, tuple(t for t in n.inputs if t), tuple(n.outputs), dict(pairs.get(n.name, {})))
+class _Layout:
+    """Blocks for one way of sharing bytes: in-place pairs, and no-copy Concat parts or none."""
+
+    def __init__(self, suffix: str, lt: Lifetimes, parts: Parts, inplace: dict[str, dict[str, str]],
+                 alignment: int) -> None:
+        self.suffix = suffix
+        self.inplace = inplace
+        self.no_task = no_task_concats(parts, lt)
+        self.owner = build_blocks(lt, inplace, alignment, parts)
+
+
+def _steps(lt: Lifetimes, pairs: dict[str, dict[str, str]], no_task: set[str]) -> list[PlanStep]:
+    return [PlanStep(n.name, tuple(t for t in n.inputs if t), tuple(n.outputs), dict(pairs.get(n.name, {})),
+                     n.name in no_task)
             for n in lt.steps]
 
 
@@ -176,5 +176,5 @@ def _allocations(lt: Lifetimes, owner: dict[str, Block], offsets: Offsets, align
     out: dict[str, Allocation] = {}
     for t, life in lt.tensors.items():
         size = aligned(lt.tensors[lt.root(t)].nbytes, alignment)
-        out[t] = Allocation(t, offsets[owner[t].id], size, life.shape, life.dtype)
+        out[t] = Allocation(t, offsets[owner[t].id] + owner[t].rel[t], size, life.shape, life.dtype)
     return out

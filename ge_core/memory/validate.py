@@ -22,9 +22,21 @@ class MemoryPlanError(GEError):
 
 def validate_plan(plan: MemoryPlan, graph: Graph) -> None:
     lt = compute_lifetimes(graph)
-    problems = _allocation_problems(plan, lt) + _overlap_problems(plan, lt)
+    holder = _holders(plan, lt)
+    problems = _allocation_problems(plan, lt) + _part_problems(plan, lt) + _overlap_problems(plan, lt, holder)
     if problems:
         raise MemoryPlanError(problems)
+
+
+def _holds(outer: str, inner: str, lt: Lifetimes, holder: dict[str, str]) -> bool:
+    """Is `inner` (or the tensor it views) a part, at any depth, of `outer`'s bytes?"""
+    t = lt.root(inner)
+    target = lt.root(outer)
+    while t in holder:
+        t = lt.root(holder[t])
+        if t == target:
+            return True
+    return False
 
 
 def _rng(a: Allocation) -> str:
@@ -47,7 +59,28 @@ def _allocation_problems(plan: MemoryPlan, lt: Lifetimes) -> list[str]:
     return problems
 
 
-def _overlap_problems(plan: MemoryPlan, lt: Lifetimes) -> list[str]:
+def _holders(plan: MemoryPlan, lt: Lifetimes) -> dict[str, str]:
+    """part -> the no-copy Concat output holding its bytes (from the plan's no-task steps)."""
+    return {t: s.outputs[0] for s in plan.steps if s.no_task and s.outputs for t in s.inputs if t in lt.tensors}
+
+
+def _part_problems(plan: MemoryPlan, lt: Lifetimes) -> list[str]:
+    """A no-task Concat launches nothing: each input must already sit at its slice of the output."""
+    problems = []
+    for step in (s for s in plan.steps if s.no_task):
+        out = plan.allocations.get(step.outputs[0]) if step.outputs else None
+        offset = out.offset if out is not None else 0
+        for t in step.inputs:
+            a = plan.allocations.get(t)
+            if t not in lt.tensors or a is None or a.offset != offset:
+                where = "outside the arena" if a is None else f"at offset {a.offset}"
+                problems.append(f"no-copy Concat '{step.node}': input '{t}' must be written at offset {offset} "
+                                f"(its slice of '{step.outputs[0]}') but is {where}")
+            offset += lt.tensors[t].nbytes if t in lt.tensors else 0
+    return problems
+
+
+def _overlap_problems(plan: MemoryPlan, lt: Lifetimes, holder: dict[str, str]) -> list[str]:
     """Pairs alive at one step whose byte ranges overlap: each tensor, as it is born, against the live ones."""
     inplace = {out: x for step in plan.steps for out, x in step.inplace.items()}
     placed = sorted((lt.tensors[t].start, i, t) for i, t in enumerate(plan.allocations) if t in lt.tensors)
@@ -58,16 +91,17 @@ def _overlap_problems(plan: MemoryPlan, lt: Lifetimes) -> list[str]:
         ab = plan.allocations[b]
         for a in live:
             aa = plan.allocations[a]
-            if aa.offset < ab.end and ab.offset < aa.end and not _shares_legally(a, b, lt, inplace):
+            if aa.offset < ab.end and ab.offset < aa.end and not _shares_legally(a, b, lt, inplace, holder):
                 problems.append(f"tensors '{a}' {_rng(aa)} and '{b}' {_rng(ab)} are both alive at step {step} "
                                 f"('{lt.steps[step].name}') and their bytes overlap")
         live.append(b)
     return problems
 
 
-def _shares_legally(a: str, b: str, lt: Lifetimes, inplace: dict[str, str]) -> bool:
-    """Same bytes by design: views of one root, or one written in place over the other as it dies."""
-    if lt.root(a) == lt.root(b):
+def _shares_legally(a: str, b: str, lt: Lifetimes, inplace: dict[str, str], holder: dict[str, str]) -> bool:
+    """Same bytes by design: views of one root, a no-copy Concat output and the parts it holds (at any depth),
+    or one written in place over the other as it dies."""
+    if lt.root(a) == lt.root(b) or _holds(a, b, lt, holder) or _holds(b, a, lt, holder):
         return True
     for new, old in ((a, b), (b, a)):
         x = inplace.get(new)

@@ -5,7 +5,8 @@ word. It preallocates `np.empty(plan.arena_bytes, np.uint8)` and gives every ten
 `arena[offset:offset + nbytes].view(dtype).reshape(shape)`. Each kernel reads its inputs from those views
 and its outputs are copied into theirs (an in-place output's view is its input's: the kernel has already
 read the input when the copy happens). View ops (OpDef.view: Reshape, Squeeze...) that the plan aliases
-to their base launch nothing: their tensor is just the base's bytes under another shape.
+to their base launch nothing: their tensor is just the base's bytes under another shape. Nor do no-copy
+Concats (PlanStep.no_task): their inputs were written at their slices of the output, which is just read.
 
 So a wrong plan — two live tensors sharing bytes — gives wrong numbers here instead of passing silently.
 Tensors the arena cannot hold (strings, bfloat16 stand-ins) or the plan leaves out live outside it.
@@ -52,6 +53,8 @@ class PlanStepLike(Protocol):
     def outputs(self) -> Sequence[str]: ...
     @property
     def inplace(self) -> Mapping[str, str]: ...
+    @property
+    def no_task(self) -> bool: ...
 
 
 class MemoryPlanLike(Protocol):
@@ -97,7 +100,8 @@ class ArenaExecutor:
         self.plan = plan
         self.slots = _slots(plan)
         self.off_arena = sorted({t for s in plan.steps for t in s.outputs if t and t not in self.slots})
-        self._steps = [_arena_step(graph.node(s.node), registry.lookup(graph.node(s.node)), graph, plan, self.slots)
+        self._steps = [_arena_step(graph.node(s.node), registry.lookup(graph.node(s.node)), graph, plan, self.slots,
+                                   s.no_task)
                        for s in plan.steps]
 
     def run(self, feeds: Mapping[str, object]) -> ExecutionResult:
@@ -143,9 +147,12 @@ def _numpy_dtype(dtype: str) -> np.dtype | None:
     return None if result.kind in "OUSV" else result
 
 
-def _arena_step(node: Node, op: OpDef, graph: Graph, plan: MemoryPlanLike, slots: Mapping[str, _Slot]) -> _ArenaStep:
+def _arena_step(node: Node, op: OpDef, graph: Graph, plan: MemoryPlanLike, slots: Mapping[str, _Slot],
+                no_task: bool) -> _ArenaStep:
     outputs = tuple(t for t in node.outputs if t)
-    zero_copy = op.view and len(outputs) == 1 and outputs[0] in slots and plan.aliases.get(outputs[0]) in slots
+    single = len(outputs) == 1 and outputs[0] in slots
+    zero_copy = single and ((op.view and plan.aliases.get(outputs[0]) in slots)
+                            or (no_task and all(t in slots for t in node.inputs)))
     descs = tuple(graph.descs.get(t) for t in node.outputs)
     return _ArenaStep(_Step(node, op, (), descs), outputs, zero_copy)
 

@@ -31,8 +31,8 @@ def hand_plan() -> MemoryPlan:
 
 def test_rectangles_extend_a_base_over_its_views_and_outputs_to_the_end() -> None:
     frame = allocation_rectangles(hand_plan())
-    assert list(frame.columns) == ["tensor", "offset", "size", "first_step", "last_step"]
-    assert frame.to_dict("records") == [
+    assert list(frame.columns) == ["tensor", "offset", "size", "first_step", "last_step", "inside"]
+    assert frame.drop(columns="inside").to_dict("records") == [
         {"tensor": "a", "offset": 0, "size": 1024, "first_step": 0, "last_step": 3},  # read by add (and v by neg)
         {"tensor": "s", "offset": 1024, "size": 512, "first_step": 0, "last_step": 0},  # never read
         {"tensor": "b", "offset": 1024, "size": 1024, "first_step": 2, "last_step": 3},
@@ -77,3 +77,15 @@ def test_real_plan_peak_fits_the_arena_and_matches_the_theory_minimum() -> None:
             if r.Index < o.Index and r.first_step <= o.last_step and o.first_step <= r.last_step:
                 inplace = any(s.inplace.get(o.tensor) == r.tensor for s in plan.steps)
                 assert inplace or r.offset + r.size <= o.offset or o.offset + o.size <= r.offset
+
+
+def test_no_copy_concat_parts_count_once_and_sit_inside_their_output() -> None:
+    from ge_core.memory.planners import plan_memory
+    from tests.memory.test_continuous import concat_graph
+
+    plan = plan_memory(concat_graph())
+    assert plan.no_copy_concats == ["c"]
+    assert int(live_bytes_timeline(plan)["live_bytes"].max()) == plan.theory_min_bytes
+    rects = allocation_rectangles(plan).set_index("tensor")
+    assert rects.loc["a", "inside"] == rects.loc["b", "inside"] == "c" and rects.loc["c", "inside"] == ""
+    assert set(alive_at_peak(plan)) <= {"a", "b", "c", "d"}
