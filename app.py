@@ -1,26 +1,19 @@
-"""GE Workbench: the landing page. Run with `streamlit run app.py`.
+"""GE Workbench: the router. Run with `streamlit run app.py`.
 
-Opens with a sample already imported: a learner sees a GE Graph without a click. Everything shown is
-computed by ge_core; the helpers in workbench_ui hold the widgets.
+Draws the shared sidebar (model, input shapes, opt level, passes switched off) once, then runs the page
+picked in the navigation. It opens on the Model page with a sample already imported: a learner sees a GE
+Graph without a click. Everything shown is computed by ge_core; the helpers in workbench_ui hold widgets.
 """
 
 from __future__ import annotations
 
 import streamlit as st
 
-from workbench_ui.loading import load_model
-from workbench_ui.model_picker import pick_model
-from workbench_ui.sections import INTRO, show_model
-from workbench_ui.shapes import current_spec, shape_box
+from workbench_ui.navigation import present_pages
+from workbench_ui.session import shared_sidebar
 
 st.set_page_config(page_title="GE Workbench", page_icon="🧭", layout="wide")
-st.title("GE Workbench")
-st.markdown(INTRO)
-
-choice = pick_model()
-if choice is None:
-    st.info("Upload an `.onnx` file in the sidebar (weights inside the file), or switch back to a sample.")
-else:
-    outcome = load_model(choice, current_spec(choice))
-    shape_box(choice, outcome)  # after the import: it is drawn only when the model has symbolic dims
-    show_model(choice, outcome)
+navigation = st.navigation([st.Page(p.path, title=p.title, icon=p.icon, default=i == 0)
+                            for i, p in enumerate(present_pages())])
+with shared_sidebar():
+    navigation.run()

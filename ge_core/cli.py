@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from ge_core.cli_memory import add_memory_options, memory_kwargs, memory_line
+from ge_core.cli_profile import add_profile_verb, add_run_backend_options, cmd_run_npu
 from ge_core.errors import GEError, UsageError
 from ge_core.frontend import import_onnx
 from ge_core.frontend.onnx import Source
@@ -62,7 +63,7 @@ def _parser() -> argparse.ArgumentParser:
     inspect.add_argument("--json", action="store_true", help="print the summary as JSON")
     inspect.set_defaults(func=cmd_inspect)
 
-    run = verbs.add_parser("run", parents=[common], help="run the model on the CPU executor")
+    run = verbs.add_parser("run", parents=[common], help="run the model on the CPU executor (or --backend npu)")
     run.add_argument("--opt-level", "--oo_level", dest="opt_level", default="O0",
                      help="compile at O0 (as imported, default), O1 (cleanups) or O3 (all passes) first")
     run.add_argument("--inputs", help="an .npz file keyed by input name (default: seeded random inputs)")
@@ -70,6 +71,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--seed", type=int, default=0, help="seed for random inputs (default 0)")
     run.add_argument("--timings", action="store_true", help="print per-node and per-op wall times")
     add_memory_options(run)
+    add_run_backend_options(run)
     run.set_defaults(func=cmd_run)
 
     comp = verbs.add_parser("compile", parents=[common], help="run the pass pipeline; report and dumps")
@@ -80,8 +82,11 @@ def _parser() -> argparse.ArgumentParser:
                                          "standard), like DUMP_GE_GRAPH")
     comp.add_argument("--report", help="write the compile report (JSON) here")
     comp.add_argument("--verify", action="store_true", help="run graph.verify() after every pass")
+    comp.add_argument("--hardware", help="lower for this NPU (ascend310, ascend910, ascend910b or a profile .json): "
+                                         "formats, TransData, tiling; default: target-independent")
     add_memory_options(comp)
     comp.set_defaults(func=cmd_compile)
+    add_profile_verb(verbs, common)
     return parser
 
 
@@ -105,6 +110,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     from ge_core.frontend import load_onnx
     from ge_core.runtime import random_feeds
 
+    if args.backend == "npu":
+        return cmd_run_npu(args)
     graph = load_onnx(_source(args.model), _input_shapes(args))
     compiled = ge_compile(graph, opt_level=args.opt_level, **memory_kwargs(args))
     feeds = _read_npz(args.inputs) if args.inputs else random_feeds(graph, args.seed)
@@ -128,14 +135,19 @@ def cmd_compile(args: argparse.Namespace) -> int:
     from ge_core.compiler import compile as ge_compile
 
     compiled = ge_compile(_source(args.model), input_shapes=_input_shapes(args), opt_level=args.opt_level,
-                          switch_file=args.switch_file, verify=args.verify, **memory_kwargs(args))
-    print(f"{'#':>3} {'stage':<22} {'pass':<24} {'changed':<7} {'nodes':>13} {'ms':>8}")
+                          switch_file=args.switch_file, verify=args.verify, hardware=args.hardware,
+                          **memory_kwargs(args))
+    print(f"{'#':>3} {'stage':<22} {'pass':<32} {'changed':<7} {'nodes':>13} {'ms':>8}")
     for r in compiled.records:
-        print(f"{r.index:>3} {r.stage:<22} {r.name:<24} {'yes' if r.changed else '-':<7} "
+        print(f"{r.index:>3} {r.stage:<22} {r.name:<32} {'yes' if r.changed else '-':<7} "
               f"{r.nodes_before:>6}->{r.nodes_after:<6} {r.seconds * 1e3:>8.2f}")
     print(f"compiled {len(compiled.input_graph)} -> {len(compiled.graph)} nodes, {compiled.plan.kernels} kernels, "
           f"in {compiled.compile_seconds:.3f} s ({compiled.config.opt_level})")
     print(memory_line(compiled.report))
+    if args.hardware:
+        from ge_core.passes.npu.report import lowering_line
+
+        print(lowering_line(compiled.graph, compiled.report))
     if args.report:
         Path(args.report).write_text(json.dumps(compiled.report, indent=2), encoding="utf-8")
         print(f"wrote report to {args.report}")

@@ -111,8 +111,18 @@ class CompiledModel:
             "nodes_before": len(self.input_graph),
             "fusion": {"decisions": [d.to_json() for r in self.records for d in r.decisions]},
             "memory": self.memory.to_json() if self.memory is not None else {"skipped": self.memory_skipped},
+            **pass_sections(self.records),
             **self.extra_report,
         }
+
+
+def pass_sections(records: Iterable[PassRecord]) -> dict[str, list[dict[str, Any]]]:
+    """The report sections passes added (PassResult.report: the NPU lowering's `formats` and `tiling`)."""
+    sections: dict[str, list[dict[str, Any]]] = {}
+    for record in records:
+        for key, items in record.report.items():
+            sections.setdefault(key, []).extend(items)
+    return sections
 
 
 def compile(  # shadows the builtin on purpose: the public contract is ge_core.compile
@@ -130,6 +140,7 @@ def compile(  # shadows the builtin on purpose: the public contract is ge_core.c
     memory_strategy: str = "auto",
     memory_alignment: int = 512,
     memory_no_copy_concat: bool = True,
+    hardware: str | os.PathLike[str] | None = None,
 ) -> CompiledModel:
     """Compile a graph (or an ONNX path/bytes) at `opt_level`; the caller's Graph is never modified.
 
@@ -139,13 +150,17 @@ def compile(  # shadows the builtin on purpose: the public contract is ge_core.c
     `memory_*` drive the memory plan (GE's ge.exec.disableReuseMemory is memory_reuse=False;
     memory_no_copy_concat=False makes every Concat copy its inputs); graphs with
     dynamic activation shapes get none (report["memory"]["skipped"] says why).
+    `hardware` (a profile name such as "ascend910", or a profile .json path) lowers the graph for that NPU
+    after the default steps (formats, TransData, tiling: ge_core/passes/npu); None keeps the compile
+    target-independent. A custom `pipeline` runs as given (add `lowering_steps(hardware)` to it yourself).
     """
     check_strategy(memory_strategy)
     start = time.perf_counter()
     with gc_paused():
         graph = source.copy() if isinstance(source, Graph) else load_onnx(source, input_shapes)
-        config = _config(opt_level, disabled, switch_file, verify, numeric_tolerance)
-        steps = without(pipeline if pipeline is not None else default_pipeline(config.opt_level), config.disabled)
+        config = _config(opt_level, disabled, switch_file, verify, numeric_tolerance, hardware)
+        default = default_pipeline(config.opt_level, config.hardware)
+        steps = without(pipeline if pipeline is not None else default, config.disabled)
         snapshots = SnapshotInstrument()
         instruments: list[Instrument] = [snapshots]
         if verify:
@@ -157,7 +172,9 @@ def compile(  # shadows the builtin on purpose: the public contract is ge_core.c
         records = PassManager(steps, instruments).run(graph)
         memory = _memory_plan(graph, memory_reuse, memory_strategy, memory_alignment, memory_no_copy_concat)
         plan = ExecutionPlan.of(graph, no_task=set(memory.no_copy_concats) if memory is not None else set())
-    return CompiledModel(graph, input_graph, config, records, plan, time.perf_counter() - start, memory=memory)
+    extra = {"hardware": _hardware_name(config.hardware)} if config.hardware is not None else {}
+    return CompiledModel(graph, input_graph, config, records, plan, time.perf_counter() - start,
+                         extra_report=extra, memory=memory)
 
 
 def _memory_plan(graph: Graph, reuse: bool, strategy: str, alignment: int, no_copy_concat: bool) -> MemoryPlan | None:
@@ -199,9 +216,18 @@ def gc_paused() -> Iterator[None]:
 
 
 def _config(opt_level: OptLevel | str, disabled: Iterable[str], switch_file: str | Path | None,
-            verify: bool, numeric_tolerance: float | None) -> CompileConfig:
+            verify: bool, numeric_tolerance: float | None, hardware: str | os.PathLike[str] | None) -> CompileConfig:
     switches = {name: False for name in disabled}
     if switch_file is not None:
         switches.update(read_switch_file(switch_file))
     off = apply_switches(switches, [p.name for p in all_passes()]) if switches else frozenset()
-    return CompileConfig(OptLevel.parse(opt_level), off, verify, numeric_tolerance)
+    target = None if hardware is None else str(hardware)
+    if target is not None:
+        _hardware_name(target)  # an unknown name is refused now, listing the known ones
+    return CompileConfig(OptLevel.parse(opt_level), off, verify, numeric_tolerance, target)
+
+
+def _hardware_name(hardware: str) -> str:
+    from ge_core.hardware import load_profile
+
+    return load_profile(hardware).name

@@ -11,7 +11,10 @@ Netron or ONNX Runtime. The text header says whether it was written and, if not,
 
 from __future__ import annotations
 
+import io
 import json
+import tempfile
+import zipfile
 from pathlib import Path
 
 from ge_core.compiler import CompiledModel
@@ -22,11 +25,15 @@ from ge_core.passes.base import Stage, snake_name
 from ge_core.passes.instruments import PassRecord
 
 
-def write_dumps(compiled: CompiledModel, directory: str | Path) -> list[Path]:
-    """Write the input graph and the graph after every pass; returns the files written, in order."""
+def write_dumps(compiled: CompiledModel, directory: str | Path, *, onnx: bool = True) -> list[Path]:
+    """Write the input graph and the graph after every pass; returns the files written, in order.
+
+    `onnx=False` leaves out the .onnx files: each holds the model's weights, too big to zip per pass for
+    a large model."""
     folder = Path(directory)
     folder.mkdir(parents=True, exist_ok=True)
-    onnx_cache: dict[int, bytes | str] = {}  # unchanged passes share one snapshot: export it once
+    # Unchanged passes share one snapshot: export it once. None: no ONNX files at all.
+    onnx_cache: dict[int, bytes | str] | None = {} if onnx else None
     written = _write(folder, f"000_{Stage.PRE_RUN_BEGIN}_input", compiled.input_graph,
                      [f"# stage {Stage.PRE_RUN_BEGIN}: the graph as imported", f"# nodes {len(compiled.input_graph)}"],
                      onnx_cache)
@@ -39,6 +46,19 @@ def write_dumps(compiled: CompiledModel, directory: str | Path) -> list[Path]:
         path.write_text(json.dumps(fusion_result(compiled.records), indent=2), encoding="utf-8")
         written.append(path)
     return written
+
+
+def dump_zip(compiled: CompiledModel, folder_name: str = "dumps", *, onnx: bool = True) -> bytes:
+    """The dumps of `write_dumps` plus the compile report, as one zip built in a private temporary folder
+    (never a path a user chose); every entry sits under `folder_name/`."""
+    with tempfile.TemporaryDirectory(prefix="ge_dump_") as tmp:
+        files = write_dumps(compiled, tmp, onnx=onnx)
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+            for path in files:
+                archive.write(path, f"{folder_name}/{path.name}")
+            archive.writestr(f"{folder_name}/report.json", json.dumps(compiled.report, indent=2) + "\n")
+    return buffer.getvalue()
 
 
 def fusion_result(records: list[PassRecord]) -> dict[str, dict[str, dict[str, dict[str, str]]]]:
@@ -66,11 +86,15 @@ def _header(record: PassRecord) -> list[str]:
     return lines
 
 
-def _write(folder: Path, stem: str, graph: Graph, header: list[str], onnx_cache: dict[int, bytes | str]) -> list[Path]:
+def _write(folder: Path, stem: str, graph: Graph, header: list[str],
+           onnx_cache: dict[int, bytes | str] | None) -> list[Path]:
     text_path, json_path, onnx_path = folder / f"{stem}.txt", folder / f"{stem}.json", folder / f"{stem}.onnx"
-    if id(graph) not in onnx_cache:
-        onnx_cache[id(graph)] = _onnx_bytes(graph)
-    model = onnx_cache[id(graph)]
+    if onnx_cache is None:
+        model: bytes | str = "not asked for in this dump"
+    else:
+        if id(graph) not in onnx_cache:
+            onnx_cache[id(graph)] = _onnx_bytes(graph)
+        model = onnx_cache[id(graph)]
     note = f"# onnx {onnx_path.name}" if isinstance(model, bytes) else f"# onnx not written: {model}"
     text_path.write_text("\n".join([*header, note]) + "\n" + graph.to_text() + "\n", encoding="utf-8")
     json_path.write_text(json.dumps(graph.to_json(), indent=1), encoding="utf-8")

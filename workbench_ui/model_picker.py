@@ -12,10 +12,13 @@ import streamlit as st
 
 from ge_core.samples import DEFAULT_SAMPLE, Sample, list_samples, sample_bytes
 from ge_core.viz import format_bytes
+from workbench_ui.persist import keep
+from workbench_ui.text import code_span
 
 SOURCE_KEY = "ge_source"
 SAMPLE_KEY = "sample"  # also the URL query parameter: ?sample=mlp opens that sample
 UPLOAD_KEY = "ge_upload"
+UPLOADED_KEY = "ge_uploaded_file"  # (name, bytes) of the last upload, for every page
 SOURCES = ("Sample", "Upload")
 
 # Shown before each sample's title, so the list reads as groups (list_samples() orders it by kind).
@@ -37,6 +40,7 @@ class ModelChoice:
 def pick_model() -> ModelChoice | None:
     """Sidebar: sample or upload. None while "Upload" is chosen and no file is uploaded yet."""
     st.sidebar.header("Model")
+    keep(SOURCE_KEY, SOURCES[0])
     source = st.sidebar.radio("Source", SOURCES, horizontal=True, key=SOURCE_KEY, persist_state="session",
                               label_visibility="collapsed")
     choice = _upload_choice() if source == "Upload" else _sample_choice()
@@ -50,8 +54,10 @@ def _sample_choice() -> ModelChoice:
     names = list(samples)  # list_samples() orders them by kind: built, broken, real, exported
     default = DEFAULT_SAMPLE if DEFAULT_SAMPLE in names else names[0]
     wanted = st.query_params.get(SAMPLE_KEY, default)  # a shared link opens its sample
-    index = names.index(wanted) if wanted in names else names.index(default)
-    name = st.sidebar.selectbox("Sample model", names, index=index, key=SAMPLE_KEY, persist_state="session",
+    keep(SAMPLE_KEY, wanted if wanted in names else default)
+    if st.session_state[SAMPLE_KEY] not in names:  # a sample that went away since
+        st.session_state[SAMPLE_KEY] = default
+    name = st.sidebar.selectbox("Sample model", names, key=SAMPLE_KEY, persist_state="session",
                                 format_func=lambda n: sample_label(samples[n]),
                                 help="Built samples are small models made for one lesson each; broken ones "
                                      "show how refusals read; zoo models are real architectures.")
@@ -63,15 +69,31 @@ def _sample_choice() -> ModelChoice:
 
 def _upload_choice() -> ModelChoice | None:
     file = st.sidebar.file_uploader(
-        "ONNX model", type=["onnx"], key=UPLOAD_KEY,
+        "ONNX model", type=["onnx"], key=UPLOAD_KEY, on_change=_remember_upload,
         help="Weights must be inside the .onnx file: uploads that reference external data files are refused.")
-    if file is None:
+    if file is not None:
+        kept: tuple[str, bytes] | None = (file.name, file.getvalue())
+    else:  # on another page the uploader is a new widget, empty: use the file uploaded on the first one
+        kept = st.session_state.get(UPLOADED_KEY)
+        if kept is not None:
+            st.sidebar.caption(f"Using {code_span(kept[0])}, uploaded earlier; drop another file to replace it.")
+    if kept is None:
         return None
-    data = file.getvalue()
+    name, data = kept
     digest = hashlib.sha256(data).hexdigest()
-    return ModelChoice(f"upload:{digest}", file.name,
-                       f"Uploaded file: {format_bytes(len(data))}, sha256 {digest[:12]}…",
+    return ModelChoice(f"upload:{digest}", name, f"Uploaded file: {format_bytes(len(data))}, sha256 {digest[:12]}…",
                        "upload", "", lambda: data)
+
+
+def _remember_upload() -> None:
+    """Uploader callback: keep the file (or forget it, when the user removed it) for the other pages.
+
+    Streamlit gives the uploader a new id on each page, so its file would not follow the user there."""
+    file = st.session_state.get(UPLOAD_KEY)
+    if file is None:
+        st.session_state.pop(UPLOADED_KEY, None)
+    else:
+        st.session_state[UPLOADED_KEY] = (file.name, file.getvalue())
 
 
 def _sync_query_param(name: str, default: str) -> None:

@@ -16,6 +16,7 @@ from ge_core.viz import (
     op_table,
     tensor_table,
 )
+from workbench_ui.graph_views import fresh_graphviz_chart
 from workbench_ui.loading import LoadOutcome
 from workbench_ui.model_picker import ModelChoice
 from workbench_ui.text import head_lines, md_escape, problems_markdown
@@ -111,11 +112,12 @@ def show_graph(graph: Graph) -> None:
         st.warning(view.note)
     if rankdir == "TB":  # a tall drawing leaves room beside it: put the text form there
         drawing, side = st.columns([3, 2])
-        drawing.graphviz_chart(view.source)
+        with drawing:
+            fresh_graphviz_chart(view.source, "model")
         with side:
             show_text_form(graph)
     else:
-        st.graphviz_chart(view.source)
+        fresh_graphviz_chart(view.source, "model")
         show_text_form(graph)
 
 

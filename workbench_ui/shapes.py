@@ -6,6 +6,7 @@ import streamlit as st
 
 from workbench_ui.loading import LoadOutcome, symbolic_inputs
 from workbench_ui.model_picker import ModelChoice
+from workbench_ui.persist import keep
 from workbench_ui.text import code_span, md_escape
 
 SHAPE_HELP = (
@@ -33,7 +34,8 @@ def shape_box(choice: ModelChoice, outcome: LoadOutcome) -> None:
     symbolic = symbolic_inputs(outcome.result.graph) if outcome.result is not None else {}
     if not symbolic and not current_spec(choice):
         return
-    st.sidebar.text_input("Input shapes", value=choice.default_spec, key=spec_key(choice), help=SHAPE_HELP,
+    keep(spec_key(choice), choice.default_spec)
+    st.sidebar.text_input("Input shapes", key=spec_key(choice), help=SHAPE_HELP, persist_state="session",
                           placeholder="x:1,3,224,224;mask:1,128")
     if symbolic:
         dims = "; ".join(f"{code_span(name)}: {md_escape(', '.join(params))}" for name, params in symbolic.items())

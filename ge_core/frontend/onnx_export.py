@@ -9,7 +9,8 @@ written as numbers, because passes may have specialised the graph to them.
 What does not survive the trip:
 - bfloat16 constants stay float32 (the importer widens them and the graph holds them that way);
 - control edges (ordering only) are not written: ONNX has none, and node order is already topological;
-- TensorDesc formats (NCHW, NC1HWC0...) and shape ranges: ONNX tensors have no layout.
+- TensorDesc formats (NCHW, NC1HWC0...) and shape ranges: ONNX tensors have no layout; so a TransData
+  (the NPU lowering's layout conversion, values unchanged) is written as an Identity.
 
 A node ONNX cannot express (an op of the default domain that ONNX does not define at the graph's opset,
 such as a fused op, or an attribute holding something other than numbers, strings and tensors) raises a
@@ -86,7 +87,7 @@ def nonstandard_nodes(graph: Graph) -> list[Node]:
     version = graph.opset.get("")
     bad = []
     for n in graph.nodes:
-        if not (n.domain or version is None or not _is_onnx_op(n.op_type, version)):
+        if not (n.domain or version is None or not _is_onnx_op(n.op_type, version)) or _is_transdata(n):
             continue
         if n.body is None or nonstandard_nodes(n.body):
             bad.append(n)
@@ -99,11 +100,17 @@ def _flatten(graph: Graph) -> list[tuple[Graph, Node]]:
     placed: list[tuple[Graph, Node]] = []
     for n in graph.nodes:
         standard = not n.domain and version is not None and _is_onnx_op(n.op_type, version)
-        if not standard and n.body is not None and not nonstandard_nodes(n.body):
+        if _is_transdata(n):
+            placed.append((graph, Node(n.name, "Identity", n.inputs, n.outputs)))
+        elif not standard and n.body is not None and not nonstandard_nodes(n.body):
             placed += _flatten(n.body)
         else:
             placed.append((graph, n))
     return placed
+
+
+def _is_transdata(node: Node) -> bool:
+    return node.op_type == "TransData" and node.domain == "ge" and len(node.inputs) == 1
 
 
 def _contexts(placed: list[tuple[Graph, Node]]) -> list[Graph]:

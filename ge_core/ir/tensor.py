@@ -11,6 +11,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from ge_core.ir.formats import device_numel, device_shape
+
 UNKNOWN_DIM = -1
 
 # numpy dtype name -> short name used by the text form (MLIR-like, as in `f32[1,64]`).
@@ -59,6 +61,17 @@ class TensorDesc:
         n = self.numel
         return None if n is None else n * self.itemsize
 
+    @property
+    def device_shape(self) -> tuple[int, ...]:
+        """The shape on the NPU in this desc's format (padding included); `shape` for ND/NCHW (ir/formats.py)."""
+        return device_shape(self.shape, self.format)
+
+    @property
+    def device_nbytes(self) -> int | None:
+        """Bytes the tensor takes on the NPU in its format (NC1HWC0 pads C to 16), or None while a dim is unknown."""
+        n = device_numel(self.shape, self.format)
+        return None if n is None else n * self.itemsize
+
     def with_shape(self, shape: tuple[int, ...] | list[int]) -> TensorDesc:
         return replace(self, shape=tuple(int(d) for d in shape))
 
@@ -78,6 +91,8 @@ class TensorDesc:
             out["origin_shape"] = list(self.origin_shape)
         if self.origin_format is not None:
             out["origin_format"] = self.origin_format
+        if self.device_shape != self.shape:
+            out["device_shape"] = list(self.device_shape)
         if self.shape_range is not None:
             out["shape_range"] = [list(r) for r in self.shape_range]
         return out

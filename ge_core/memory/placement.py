@@ -22,10 +22,25 @@ def _place_in_best_gap(b: Block, rivals: list[Block], offsets: Offsets) -> int:
 def greedy_in_order(order: list[Block]) -> Offsets:
     """Place blocks in `order`, each into the best gap among placed blocks alive at the same time."""
     offsets: Offsets = {}
-    by_step: dict[int, list[Block]] = {}
+    neighbours = time_neighbours(order)
     for b in order:
-        rivals = {id(p): p for step in range(b.start, b.end + 1) for p in by_step.get(step, ())}
-        offsets[b.id] = _place_in_best_gap(b, list(rivals.values()), offsets)
-        for step in range(b.start, b.end + 1):
-            by_step.setdefault(step, []).append(b)
+        rivals = [p for p in neighbours[b.id] if p.id in offsets]
+        offsets[b.id] = _place_in_best_gap(b, rivals, offsets)
     return offsets
+
+
+def time_neighbours(blocks: list[Block]) -> dict[int, list[Block]]:
+    """block id -> the other blocks alive at some step it is alive (one sweep over start times).
+
+    Found once per placement rather than step by step: at O0 a light model's weights are computed on the
+    device and live for most of the graph, and walking their lifetimes step by step cost tens of seconds.
+    """
+    neighbours: dict[int, list[Block]] = {b.id: [] for b in blocks}
+    active: list[Block] = []
+    for b in sorted(blocks, key=lambda b: (b.start, b.id)):
+        active = [a for a in active if a.end >= b.start]
+        for a in active:
+            neighbours[a.id].append(b)
+            neighbours[b.id].append(a)
+        active.append(b)
+    return neighbours

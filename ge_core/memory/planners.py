@@ -14,13 +14,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from itertools import accumulate
 
 from ge_core.errors import UsageError
 from ge_core.ir.graph import Graph
 from ge_core.memory.blocks import Block, aligned, build_blocks, find_inplace, peak_live_bytes, unique_blocks
 from ge_core.memory.continuous import Parts, find_no_copy_concats, no_task_concats
 from ge_core.memory.lifetimes import Lifetimes, compute_lifetimes
-from ge_core.memory.placement import Offsets, greedy_in_order
+from ge_core.memory.placement import Offsets, greedy_in_order, time_neighbours
 from ge_core.memory.plan import Allocation, MemoryPlan, PlanStep
 from ge_core.memory.search import perturbed_greedy
 
@@ -36,17 +37,14 @@ def no_reuse(blocks: list[Block]) -> Offsets:
 
 def greedy_by_size(blocks: list[Block]) -> Offsets:
     offsets: Offsets = {}
-    by_step: dict[int, list[Block]] = {}  # step -> placed blocks alive then (only those can collide)
+    neighbours = time_neighbours(blocks)  # only blocks alive at the same time can collide
     for b in sorted(blocks, key=lambda b: (-b.size, b.start, b.id)):
-        rivals = {id(p): p for step in range(b.start, b.end + 1) for p in by_step.get(step, ())}
         offset = 0
-        for p in sorted(rivals.values(), key=lambda p: offsets[p.id]):
+        for p in sorted((p for p in neighbours[b.id] if p.id in offsets), key=lambda p: offsets[p.id]):
             if offset + b.size <= offsets[p.id]:
                 break
             offset = max(offset, offsets[p.id] + p.size)
         offsets[b.id] = offset
-        for step in range(b.start, b.end + 1):
-            by_step.setdefault(step, []).append(b)
     return offsets
 
 
@@ -55,16 +53,19 @@ def greedy_by_size_best_gap(blocks: list[Block]) -> Offsets:
 
 
 def greedy_by_breadth(blocks: list[Block]) -> Offsets:
-    alive: dict[int, list[Block]] = {}
+    if not blocks:
+        return {}
+    steps = max(b.end for b in blocks) + 1
+    delta = [0] * (steps + 1)
     for b in blocks:
-        for step in range(b.start, b.end + 1):
-            alive.setdefault(step, []).append(b)
-    steps = sorted(alive, key=lambda s: (-sum(b.size for b in alive[s]), s))
-    order: dict[int, Block] = {}
-    for step in steps:
-        for b in sorted(alive[step], key=lambda b: (-b.size, b.id)):
-            order.setdefault(b.id, b)
-    return greedy_in_order(list(order.values()))
+        delta[b.start] += b.size
+        delta[b.end + 1] -= b.size
+    live = list(accumulate(delta[:steps]))
+    rank = [0] * steps  # 0 for the busiest step, 1 for the next...
+    for r, step in enumerate(sorted(range(steps), key=lambda s: (-live[s], s))):
+        rank[step] = r
+    # A block is taken at the busiest step it is alive in; blocks taken at one step go largest first.
+    return greedy_in_order(sorted(blocks, key=lambda b: (min(rank[b.start:b.end + 1]), -b.size, b.id)))
 
 
 def best_fit(blocks: list[Block]) -> Offsets:

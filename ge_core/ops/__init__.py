@@ -16,12 +16,13 @@ from ge_core.ops import (
     reduce,
     resize,
     shape_ops,
+    transdata,
 )
 from ge_core.ops.infer import infer_graph, shape_problems
 from ge_core.ops.registry import Category, Cost, OpDef, Operand, OpRegistry
 
 FAMILIES = (activation, math, logic, conv, pool, norm, matmul, reduce, shape_ops, makers, movement, pad, indexing,
-            resize)
+            resize, transdata)
 
 REGISTRY = OpRegistry()
 for _family in FAMILIES:

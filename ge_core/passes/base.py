@@ -10,10 +10,10 @@ from __future__ import annotations
 import inspect
 import re
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import ClassVar, Protocol, runtime_checkable
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from ge_core.ir.graph import Graph
 from ge_core.ir.node import Node
@@ -51,6 +51,9 @@ class PassResult:
     changed: bool
     notes: tuple[str, ...] = ()  # what the pass did, in words ("folded 12 nodes into constants")
     decisions: tuple[FusionDecision, ...] = ()  # fusion passes: every candidate, accepted or not
+    # Sections the pass adds to the compile report, one JSON-ready entry per item (the NPU lowering's
+    # {"formats": [...]} per op, {"tiling": [...]} per kernel); sections of several passes are concatenated.
+    report: Mapping[str, tuple[dict[str, Any], ...]] = field(default_factory=dict)
 
 
 @runtime_checkable

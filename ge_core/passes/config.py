@@ -38,6 +38,7 @@ class CompileConfig:
     disabled: frozenset[str] = field(default_factory=frozenset)  # pass names switched off
     verify: bool = False  # graph.verify() after every pass
     numeric_tolerance: float | None = None  # with feeds: fail a pass that moves outputs more than this
+    hardware: str | None = None  # NPU target (profile name or .json path): adds the lowering passes
 
 
 def read_switch_file(path: str | Path) -> dict[str, bool]:

@@ -34,6 +34,7 @@ class PassRecord:
     verified: bool | None = None
     max_error: dict[str, float] | None = None  # per graph output, relative to its magnitude
     decisions: tuple[FusionDecision, ...] = ()  # fusion passes only
+    report: Mapping[str, tuple[dict[str, Any], ...]] = field(default_factory=dict)  # PassResult.report
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"name": self.name, "stage": str(self.stage), "changed": self.changed,

@@ -80,5 +80,6 @@ class PassManager:
         record.changed = step.result.changed
         record.notes = step.result.notes
         record.decisions = step.result.decisions
+        record.report = step.result.report
         for instrument in self.instruments:
             instrument.after_pass(step)

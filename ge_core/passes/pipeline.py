@@ -12,8 +12,18 @@ from ge_core.passes.manager import PipelineStep
 S = Stage
 
 
-def default_pipeline(opt_level: OptLevel | str = OptLevel.O3) -> list[PipelineStep]:
-    level = OptLevel.parse(opt_level)
+def default_pipeline(opt_level: OptLevel | str = OptLevel.O3, hardware: str | None = None) -> list[PipelineStep]:
+    """The steps of `opt_level`; with a `hardware` target (profile name or .json path) the NPU lowering
+    passes follow them (ge_core/passes/npu), at any level. Without one the pipeline is target-independent."""
+    steps = _optimization_steps(OptLevel.parse(opt_level))
+    if hardware is not None:
+        from ge_core.passes.npu import lowering_steps
+
+        steps += lowering_steps(hardware)
+    return steps
+
+
+def _optimization_steps(level: OptLevel) -> list[PipelineStep]:
     if level == OptLevel.O0:
         return []  # O0: the graph exactly as imported
     # Imported here so that ge_core.passes loads without every pass module (and cheaply).
@@ -67,9 +77,11 @@ def default_pipeline(opt_level: OptLevel | str = OptLevel.O3) -> list[PipelineSt
 
 
 def all_passes() -> list[GraphPass]:
-    """Every pass the pipelines can run, once each (for switch files and the UI)."""
+    """Every pass the pipelines can run, once each (for switch files and the UI), the NPU lowering's last."""
+    from ge_core.passes.npu import DEFAULT_HARDWARE
+
     seen: dict[str, GraphPass] = {}
-    for step in default_pipeline(OptLevel.O3):
+    for step in default_pipeline(OptLevel.O3, DEFAULT_HARDWARE):
         seen.setdefault(step.name, step.pass_)
     return list(seen.values())
 

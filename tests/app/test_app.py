@@ -1,4 +1,4 @@
-"""The landing page, driven by Streamlit's AppTest (no browser): it loads, switches and refuses."""
+"""The Model page (where app.py lands), driven by Streamlit's AppTest (no browser): it loads, switches and refuses."""
 
 from __future__ import annotations
 

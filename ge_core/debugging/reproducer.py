@@ -1,0 +1,118 @@
+"""A reproducer: one zip that replays a workbench session with the existing command line.
+
+    model.onnx      the model bytes exactly as the workbench imported them
+    config.json     opt level, passes switched off, input shapes, the seed, what happened, the commands
+    switches.txt    the passes switched off, as a GE fusion switch file (`CsePass:off`)
+    inputs.npz      the inputs the Debug page used (when the model got far enough to make them)
+    README.txt      the exact commands, and the exit codes the workbench expects from them
+
+Built in memory: nothing is written to a path anybody chose.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import shlex
+import zipfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ge_core.debugging.failures import Failure
+
+MODEL = "model.onnx"
+CONFIG = "config.json"
+SWITCHES = "switches.txt"
+INPUTS = "inputs.npz"
+README = "README.txt"
+EXIT_OK, EXIT_REFUSED = 0, 3  # the CLI's contract (DESIGN.md)
+
+
+@dataclass(frozen=True)
+class ReplayCommand:
+    """One command to run in the unzipped folder, and the exit code the workbench's outcome implies."""
+
+    argv: tuple[str, ...]  # after `python3 -m ge_core`
+    expected_exit: int
+    why: str
+
+    @property
+    def shell(self) -> str:
+        return shlex.join(["python3", "-m", "ge_core", *self.argv])
+
+
+def replay_commands(input_shapes: str, opt_level: str, has_inputs: bool,
+                    failure: Failure | None = None) -> list[ReplayCommand]:
+    """inspect, compile (with the switch file and verification) and run, with their expected exit codes."""
+    shape = ["--input-shape", input_shapes] if input_shapes else []
+    failed = failure.phase if failure is not None and not failure.bug else None
+    refused_at_load = failed == "load"
+    compile_exit = EXIT_REFUSED if failed in ("load", "compile") else EXIT_OK
+    run_exit = EXIT_REFUSED if failed is not None else EXIT_OK
+    feeds = ["--inputs", INPUTS] if has_inputs else []
+    return [
+        ReplayCommand(("inspect", MODEL, *shape), EXIT_REFUSED if refused_at_load else EXIT_OK,
+                      "the summary and the legality check"),
+        ReplayCommand(("compile", MODEL, *shape, "--opt-level", opt_level, "--fusion-switch-file", SWITCHES,
+                       "--verify", "--dump-dir", "dumps", "--report", "report.json"), compile_exit,
+                      "the pass pipeline as the workbench ran it; the graph after every pass lands in dumps/"),
+        ReplayCommand(("run", MODEL, *shape, "--opt-level", opt_level, *feeds, "--outputs", "outputs.npz"),
+                      run_exit, "runs on the CPU executor (every pass of the opt level: `run` takes no switch file)"),
+    ]
+
+
+def reproducer_zip(model: bytes, *, input_shapes: str = "", opt_level: str = "O3", disabled: Sequence[str] = (),
+                   feeds: Mapping[str, np.ndarray] | None = None, seed: int = 0,
+                   failure: Failure | None = None) -> bytes:
+    """The zip's bytes (see the module docstring)."""
+    commands = replay_commands(input_shapes, opt_level, feeds is not None, failure)
+    config = {
+        "opt_level": opt_level,
+        "disabled_passes": sorted(disabled),
+        "input_shapes": input_shapes,
+        "seed": seed,
+        "outcome": _outcome(failure),
+        "commands": [{"command": c.shell, "expected_exit": c.expected_exit} for c in commands],
+    }
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr(MODEL, model)
+        archive.writestr(CONFIG, json.dumps(config, indent=2) + "\n")
+        archive.writestr(SWITCHES, _switch_file(disabled))
+        if feeds is not None:
+            archive.writestr(INPUTS, _npz(feeds))
+        archive.writestr(README, _readme(commands, failure))
+    return buffer.getvalue()
+
+
+def _outcome(failure: Failure | None) -> dict[str, object]:
+    if failure is None:
+        return {"ok": True}
+    return {"ok": False, "phase": failure.phase, "pass": failure.pass_name, "stage": failure.stage,
+            "nodes": list(failure.nodes), "headline": failure.headline, "bug": failure.bug}
+
+
+def _switch_file(disabled: Sequence[str]) -> str:
+    lines = ["# GE fusion switch file: one 'PassName:off' line per pass switched off in the workbench"]
+    return "\n".join([*lines, *(f"{name}:off" for name in sorted(disabled))]) + "\n"
+
+
+def _npz(feeds: Mapping[str, np.ndarray]) -> bytes:
+    buffer = io.BytesIO()
+    np.savez(buffer, **{k: np.asarray(v) for k, v in feeds.items()})  # type: ignore[arg-type]
+    return buffer.getvalue()
+
+
+def _readme(commands: list[ReplayCommand], failure: Failure | None) -> str:
+    what = "Everything worked in the workbench." if failure is None else f"What happened: {failure.headline}"
+    lines = ["GE Workbench reproducer", "", what, "",
+             "Replay it from this folder, with GE Workbench's ge_core importable (run from a checkout, or set",
+             "PYTHONPATH to it):", ""]
+    for c in commands:
+        lines += [f"  # {c.why} (expected exit code {c.expected_exit})", f"  {c.shell}", ""]
+    lines += ["Exit codes: 0 success, 2 bad usage, 3 model refused (a short paragraph on stderr names the",
+              "node, tensor or pass; add --debug for a traceback).", "",
+              f"{CONFIG} holds the same settings as data; {SWITCHES} the passes switched off."]
+    return "\n".join(lines) + "\n"

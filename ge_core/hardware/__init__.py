@@ -1,0 +1,13 @@
+"""Hardware profiles of Ascend parts and the tiling of kernels onto their on-chip buffers.
+
+    load_profile("ascend910") / load_profile("my_part.json") -> HardwareProfile
+    profile_names() -> ["ascend310", "ascend910", "ascend910b"]
+    tile_node(node, graph, profile) -> Tiling (block dim, tile shapes, per-buffer bytes, describe())
+"""
+
+from ge_core.hardware.loader import ProfileError, build_profile, load_profile, profile_names
+from ge_core.hardware.profile import HardwareProfile
+from ge_core.hardware.tiling import Tiling, kernel_kind, tile_node
+
+__all__ = ["HardwareProfile", "ProfileError", "Tiling", "build_profile", "kernel_kind", "load_profile",
+           "profile_names", "tile_node"]

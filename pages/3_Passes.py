@@ -1,0 +1,31 @@
+"""Passes page: the compile pipeline pass by pass, each pass explained and switchable, dumps to download."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from workbench_ui.passes_view import (
+    PASSES_INTRO,
+    show_compile_failure,
+    show_dump_download,
+    show_headline,
+    show_pass_details,
+    show_pipeline_table,
+)
+from workbench_ui.session import compile_outcome, require_model, sidebar_config
+
+config = sidebar_config()
+st.title("Passes")
+st.markdown(PASSES_INTRO)
+choice = require_model(config)
+outcome = compile_outcome(config)
+if outcome.compiled is None:
+    show_compile_failure(outcome)
+    st.stop()
+compiled = outcome.compiled
+st.subheader(f"{choice.title} at {config.opt_level}")
+show_headline(compiled)
+show_pipeline_table(compiled)
+weights = outcome.load.summary.parameter_bytes if outcome.load and outcome.load.summary else 0
+show_dump_download(compiled, config, weights)
+show_pass_details(compiled, config)

@@ -1,0 +1,135 @@
+"""Every page through AppTest: each opens fresh on the default sample; Passes and Debug do their jobs."""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+from collections.abc import Iterator
+
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+import ge_core
+from ge_core.passes.cse import CsePass
+from ge_core.samples import DEFAULT_SAMPLE, sample_bytes
+from tests.app.apptest import Downloads, download_buttons, graphviz_sources, open_app, open_page
+from tests.debugging.broken_passes import RefusingPass
+from workbench_ui.navigation import DEBUG_PAGE, present_pages
+from workbench_ui.session import DISABLED_KEY, OPT_KEY
+
+PASSES = "pages/3_Passes.py"
+
+
+@pytest.fixture
+def downloads(monkeypatch: pytest.MonkeyPatch) -> Downloads:
+    recorder = Downloads()
+    monkeypatch.setattr(st, "download_button", recorder.button)
+    return recorder
+
+
+@pytest.fixture
+def fresh_caches() -> Iterator[None]:
+    """For tests that change what a compile does: the caches are shared by the whole process."""
+    st.cache_resource.clear()
+    yield
+    st.cache_resource.clear()
+
+
+def texts(at: AppTest) -> str:
+    return "\n".join(e.value for e in [*at.markdown, *at.error, *at.success, *at.info, *at.caption])
+
+
+def pass_rows(at: AppTest) -> list[dict[str, object]]:
+    return at.dataframe[0].value.to_dict("records")
+
+
+@pytest.mark.parametrize("path", [p.path for p in present_pages()])
+def test_every_page_opens_fresh_on_the_default_sample(path: str) -> None:
+    at = open_page(path)
+    assert not at.exception and not at.error
+    assert "What am I looking at?" in texts(at)
+    assert at.selectbox(key="sample").value == DEFAULT_SAMPLE
+
+
+def test_passes_table_has_one_row_per_record() -> None:
+    at = open_page(PASSES)
+    compiled = ge_core.compile(sample_bytes(DEFAULT_SAMPLE), opt_level="O3")
+    rows = pass_rows(at)
+    assert [(r["#"], r["pass"], r["stage"]) for r in rows] == [
+        (r.index, r.name, str(r.stage)) for r in compiled.records]
+    assert [r["nodes after"] for r in rows] == [r.nodes_after for r in compiled.records]
+    assert len(at.expander) == len(compiled.records)  # each pass explained
+    assert compiled.records[0].description.split()[0] in at.expander[0].markdown[0].value
+
+
+def test_turning_a_pass_off_recompiles_and_the_sidebar_follows() -> None:
+    at = open_page(PASSES)
+    before = pass_rows(at)
+    index = next(i for i, r in enumerate(before) if r["pass"] == "CsePass")
+    at.toggle[index].set_value(False).run()
+    assert not at.exception
+    assert at.multiselect(key=DISABLED_KEY).value == ["CsePass"]
+    assert "CsePass" not in {r["pass"] for r in pass_rows(at)}
+    assert len(pass_rows(at)) == len(before) - 2  # CSE runs twice at O3
+    at.multiselect(key=DISABLED_KEY).set_value([]).run()  # the sidebar is the same switch
+    assert len(pass_rows(at)) == len(before)
+    at.button_group(key=OPT_KEY).set_value("O1").run()
+    assert len(pass_rows(at)) == len(ge_core.compile(sample_bytes(DEFAULT_SAMPLE), opt_level="O1").records)
+
+
+def test_the_dump_zip_downloads(downloads: Downloads) -> None:
+    at = open_page(PASSES)
+    assert "Download the dumps (zip)" in download_buttons(at)
+    with zipfile.ZipFile(io.BytesIO(downloads.press("Download the dumps (zip)"))) as archive:
+        names = archive.namelist()
+        report = json.loads(archive.read("dumps/report.json"))
+    assert len([n for n in names if n.endswith(".txt")]) == len(pass_rows(at)) + 1
+    assert [p["name"] for p in report["passes"]] == [r["pass"] for r in pass_rows(at)]
+
+
+@pytest.mark.parametrize("sample, nodes", [("shape_mismatch", ["y", "z"]),
+                                           ("unsupported_op", ["branch", "y", "selected"])])
+def test_a_broken_sample_on_debug_names_its_nodes(sample: str, nodes: list[str]) -> None:
+    at = open_page(DEBUG_PAGE, sample)
+    assert not at.exception
+    assert at.error[0].value.startswith("**Import**")
+    headline = at.error[1].value
+    assert all(f"\\'{n}\\'" in headline for n in nodes)  # escaped quotes around each node name
+    assert "What to do" in headline
+    drawn = graphviz_sources(at)
+    assert len(drawn) == 1 and drawn[0].count("penwidth=3") == len(nodes)  # each outlined in the graph
+
+
+def test_an_uploaded_broken_model_lands_on_debug_with_the_node_named() -> None:
+    at = open_app()
+    at.sidebar.radio[0].set_value("Upload").run()
+    upload = ("broken.onnx", sample_bytes("shape_mismatch"), "application/octet-stream")
+    at.sidebar.file_uploader[0].set_value(upload).run()
+    assert not at.exception and "node 'y' (MatMul)" in at.error[0].value.replace("\\", "")
+    assert any(link.proto.page.endswith("4_Debug.py") or "Debug" in link.proto.label for link in at.get("page_link"))
+    at.switch_page(DEBUG_PAGE).run()
+    assert not at.exception
+    assert "'y'" in at.error[1].value.replace("\\", "") and "broken.onnx" in at.subheader[0].value.replace("\\", "")
+
+
+@pytest.mark.usefixtures("fresh_caches")
+def test_a_failing_pass_shows_pass_stage_and_node_and_can_be_switched_off(
+        monkeypatch: pytest.MonkeyPatch, downloads: Downloads) -> None:
+    monkeypatch.setattr(CsePass, "run", RefusingPass.run)
+    at = open_page(DEBUG_PAGE)
+    assert not at.exception
+    headline = at.error[1].value.replace("\\", "")
+    assert headline.startswith("Pass CsePass (stage OptimizeOriginalGraph) failed at node '")
+    node = headline.split("'")[1]
+    assert "CsePass:off" in headline
+    assert f"`{node}`" in texts(at)
+    assert "penwidth=3" in graphviz_sources(at)[0]  # the node outlined in the graph before CsePass
+    with zipfile.ZipFile(io.BytesIO(downloads.press("Download a reproducer (zip)"))) as archive:
+        outcome = json.loads(archive.read("config.json"))["outcome"]
+    assert outcome["pass"] == "CsePass" and outcome["nodes"] == [node]
+    at.switch_page(PASSES).run()
+    assert "CsePass" in at.error[0].value and at.get("page_link")
+    at.multiselect(key=DISABLED_KEY).set_value(["CsePass"]).run()  # the workaround the error suggests
+    assert not at.error and "CsePass" not in {r["pass"] for r in pass_rows(at)}

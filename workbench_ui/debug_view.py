@@ -1,0 +1,172 @@
+"""The Debug page's sections: where it broke, the numeric bisection, and the reproducer download."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import streamlit as st
+
+from ge_core.debugging import DEFAULT_TOLERANCE, BisectResult, Failure, bisect_numerics, reproducer_zip
+from ge_core.debugging.bisect import Progress, reference_failure
+from ge_core.errors import GEError
+from ge_core.ir.graph import Graph
+from ge_core.runtime import random_feeds
+from workbench_ui.session import CompileOutcome, WorkbenchConfig
+from workbench_ui.status import PHASE_TITLES, show_failure_details, show_failure_headline
+from workbench_ui.text import code_span, md_escape
+
+DEBUG_INTRO = (
+    "**What am I looking at?** A model goes through three phases: **import** (the legality check: every "
+    "operator needs a kernel, every shape must add up), **compile** (the passes, with `graph.verify()` after "
+    "each) and **run** (the CPU executor). When one fails, this page says which, in plain words: the "
+    "failing pass and its stage, and the nodes concerned, outlined in the graph as it was *before* the "
+    "failing pass. **Numeric bisection** runs the graph kept after every pass on the same inputs and finds "
+    "the first pass whose outputs drift from the imported model's. The **reproducer** zip replays it all "
+    "with `python -m ge_core`."
+)
+TOLERANCE_KEY = "ge_debug_tolerance"
+SEED_KEY = "ge_debug_seed"
+NUMERICS_CACHE_ENTRIES = 4
+
+
+@dataclass(frozen=True)
+class NumericsOutcome:
+    """The bisection on seeded random inputs, or why the imported graph itself could not run."""
+
+    result: BisectResult | None
+    failure: Failure | None
+
+
+def numerics_controls() -> tuple[float, int]:
+    """Tolerance and seed, side by side."""
+    left, right, _ = st.columns([2, 2, 3])
+    tolerance = left.number_input("Tolerance (max relative error)", min_value=0.0, max_value=1.0,
+                                  value=DEFAULT_TOLERANCE, step=1e-5, format="%.1e", key=TOLERANCE_KEY,
+                                  persist_state="session",
+                                  help="A pass whose outputs move by more than this, relative to the output's "
+                                       "largest magnitude, is flagged. Float32 rewrites usually stay below 1e-5.")
+    seed = right.number_input("Input seed", min_value=0, max_value=2**31 - 1, value=0, step=1, key=SEED_KEY,
+                              persist_state="session",
+                              help="Seeded random inputs: floats ~ N(0,1), integers in {0, 1}.")
+    return float(tolerance), int(seed)
+
+
+def numerics_outcome(outcome: CompileOutcome, tolerance: float, seed: int) -> NumericsOutcome | None:
+    """The bisection for this compile (cached), with a progress bar while it runs; None when nothing compiled."""
+    if outcome.compiled is None:
+        return None
+    bar = st.empty()
+
+    def progress(done: int, total: int) -> None:
+        bar.progress(done / total, text=f"Running the graph after each pass on the same inputs: {done} of {total}")
+
+    try:
+        return _numerics_cached(outcome.config.cache_key, tolerance, seed, outcome, progress)
+    finally:
+        bar.empty()
+
+
+@st.cache_resource(max_entries=NUMERICS_CACHE_ENTRIES, show_spinner=False)
+def _numerics_cached(key: tuple[str, str, str, tuple[str, ...]], tolerance: float, seed: int,
+                     _outcome: CompileOutcome, _progress: Progress) -> NumericsOutcome:
+    compiled = _outcome.compiled
+    assert compiled is not None
+    try:
+        feeds = random_feeds(compiled.input_graph, seed)
+        return NumericsOutcome(bisect_numerics(compiled, feeds, tolerance, _progress), None)
+    except GEError as err:  # bad feeds, or the imported graph itself fails to run
+        return NumericsOutcome(None, reference_failure(err, compiled))
+
+
+def first_failure(outcome: CompileOutcome, numerics: NumericsOutcome | None) -> Failure | None:
+    """What failed first: import or compile, then running the imported graph, then a step of the pipeline."""
+    if outcome.failure is not None:
+        return outcome.failure
+    if numerics is None:
+        return None
+    if numerics.failure is not None:
+        return numerics.failure
+    return numerics.result.failure() if numerics.result is not None else None
+
+
+def show_phases(failure: Failure | None, ran: bool) -> None:
+    """Import / Compile / Run, each passed, failed or not reached."""
+    order = list(PHASE_TITLES)
+    failed_at = order.index(failure.phase) if failure is not None else len(order)
+    cols = st.columns(len(order))
+    for i, (phase, title) in enumerate(PHASE_TITLES.items()):
+        if i < failed_at and (phase != "run" or ran):
+            cols[i].success(f"**{title}**: passed", icon=":material/check_circle:")
+        elif i == failed_at:
+            cols[i].error(f"**{title}**: failed", icon=":material/cancel:")
+        else:
+            cols[i].info(f"**{title}**: not reached", icon=":material/radio_button_unchecked:")
+
+
+def show_failure(failure: Failure, exception: BaseException | None) -> None:
+    st.markdown("#### Where it broke")
+    show_failure_headline(failure)
+    show_failure_details(failure, exception)
+
+
+def show_bisection(numerics: NumericsOutcome, tolerance: float) -> None:
+    result = numerics.result
+    if result is None:
+        return
+    bad = result.first_bad
+    if bad is None:
+        st.success(f"Every pass keeps the outputs within {tolerance:.1e} of the imported model's "
+                   f"({', '.join(result.outputs)}).")
+    elif not bad.error:
+        worst = max(bad.errors.items(), key=lambda kv: kv[1])
+        st.error(md_escape(f"The outputs first drift after {bad.name} (step {bad.index}, stage {bad.stage}): "
+                           f"output '{worst[0]}' moved by {worst[1]:.3g} (relative), over the tolerance "
+                           f"{tolerance:.1e}.") + "  \n**What to do:** switch the pass off in the sidebar and "
+                 "check that the drift goes away; the Graph page shows what it rewrote.")
+    st.dataframe(result.table(), hide_index=True, height="content", column_config={
+        "changed": st.column_config.CheckboxColumn(),
+        "max error": st.column_config.NumberColumn(format="%.2e"),
+        "over tolerance": st.column_config.CheckboxColumn(),
+        **{f"error {t}": st.column_config.NumberColumn(format="%.2e") for t in result.outputs},
+    })
+    st.caption("Errors are max |got − want| / max |want| against the graph as imported, on the same seeded "
+               "inputs. The last row is the compiled plan run on its memory arena, where a wrong memory plan "
+               "would show.")
+
+
+def show_reproducer(config: WorkbenchConfig, outcome: CompileOutcome, failure: Failure | None, seed: int) -> None:
+    """The reproducer zip (model, settings, inputs, README with the commands), built when pressed."""
+    choice = config.choice
+    if choice is None:
+        return
+    graph = _feed_graph(outcome)
+    build = functools.partial(_reproducer_bytes, choice.fetch, config, graph, seed, failure)
+    st.download_button("Download a reproducer (zip)", data=build, file_name="ge_reproducer.zip",
+                       mime="application/zip", icon=":material/download:",
+                       help="model.onnx, config.json (opt level, passes switched off, input shapes), "
+                            "switches.txt, inputs.npz and a README.txt with the exact commands.")
+    shape = f" --input-shape {code_span(config.input_shapes)}" if config.input_shapes else ""
+    st.caption(f"Unzip it and run `python3 -m ge_core compile model.onnx --opt-level {config.opt_level} "
+               f"--fusion-switch-file switches.txt`{shape}, then `run … --inputs inputs.npz`: README.txt has "
+               "the exact commands and the exit codes to expect.")
+
+
+def _feed_graph(outcome: CompileOutcome) -> Graph | None:
+    if outcome.compiled is not None:
+        return outcome.compiled.input_graph
+    load = outcome.load
+    return load.result.graph if load is not None and load.result is not None else None
+
+
+def _reproducer_bytes(fetch: Callable[[], bytes], config: WorkbenchConfig, graph: Graph | None,
+                      seed: int, failure: Failure | None) -> bytes:
+    feeds = None
+    if graph is not None:
+        try:
+            feeds = random_feeds(graph, seed)
+        except GEError:  # e.g. symbolic dims without shapes: the run command makes its own inputs
+            feeds = None
+    return reproducer_zip(fetch(), input_shapes=config.input_shapes, opt_level=config.opt_level,
+                          disabled=config.disabled, feeds=feeds, seed=seed, failure=failure)

@@ -1,0 +1,34 @@
+"""The pages of the workbench, in menu order (read by the router, app.py, and by the tests)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@dataclass(frozen=True)
+class PageSpec:
+    path: str  # relative to the repository root, as st.Page and AppTest.switch_page take it
+    title: str
+    icon: str
+
+    @property
+    def exists(self) -> bool:
+        return (ROOT / self.path).is_file()
+
+
+# The first is the landing page. A page whose file is not there yet (pages land one change at a time) is
+# left out of the menu.
+PAGES = (
+    PageSpec("pages/1_Model.py", "Model", ":material/info:"),
+    PageSpec("pages/2_Graph.py", "Graph", ":material/account_tree:"),
+    PageSpec("pages/3_Passes.py", "Passes", ":material/checklist:"),
+    PageSpec("pages/4_Debug.py", "Debug", ":material/bug_report:"),
+)
+DEBUG_PAGE = "pages/4_Debug.py"
+
+
+def present_pages() -> list[PageSpec]:
+    return [p for p in PAGES if p.exists]

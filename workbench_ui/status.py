@@ -1,0 +1,74 @@
+"""Showing a failure (from ge_core.debugging) in words, with the nodes it concerns drawn in their graph."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from ge_core.debugging import Failure
+from ge_core.viz import graph_to_dot
+from workbench_ui.loading import LoadOutcome
+from workbench_ui.navigation import DEBUG_PAGE
+from workbench_ui.text import code_span, md_escape
+
+FAILURE_MAX_NODES = 1500
+PHASE_TITLES = {"load": "Import", "compile": "Compile", "run": "Run"}
+
+
+DEBUG_LABEL = "Open the Debug page: the error in plain words, the node in its graph, a reproducer"
+
+
+def debug_link(label: str = DEBUG_LABEL) -> None:
+    """A link to the Debug page (left out when the page is not in the navigation, e.g. a page run alone)."""
+    try:
+        st.page_link(DEBUG_PAGE, label=label, icon=":material/bug_report:")
+    except Exception:  # StreamlitAPIException: no such page registered in this run
+        st.caption("The Debug page explains what went wrong.")
+
+
+def failure_link(outcome: LoadOutcome) -> None:
+    """Below the Model page's refusal: where to look next."""
+    if outcome.result is None or not outcome.result.ok:
+        debug_link()
+
+
+def show_failure_headline(failure: Failure) -> None:
+    """The failure in one red box: what happened (naming pass, stage and nodes) and what to do."""
+    text = md_escape(failure.headline)
+    if failure.hint:
+        text += "  \n**What to do:** " + md_escape(failure.hint)
+    st.error(text, icon=":material/error:")
+
+
+def show_failure_details(failure: Failure, exception: BaseException | None = None) -> None:
+    """Pass, stage and nodes as facts; the graph with the nodes highlighted; the full error text."""
+    facts = [f"**Phase:** {PHASE_TITLES[failure.phase]}"]
+    if failure.pass_name:
+        facts.append(f"**Failing pass:** {code_span(failure.pass_name)} (stage {code_span(failure.stage or '')})")
+        ran = ", ".join(code_span(p) for p in failure.passes_before[-8:]) or "none"
+        facts.append(f"**Passes that ran before it:** {ran}")
+    if failure.nodes:
+        facts.append("**Nodes concerned:** " + ", ".join(code_span(n) for n in failure.nodes))
+    st.markdown("  \n".join(facts))
+    if failure.graph is not None:
+        show_highlighted_graph(failure)
+    label = "The traceback" if failure.bug else "What ge_core says (as `python -m ge_core` prints it)"
+    with st.expander(label, expanded=not failure.bug):
+        st.code(failure.message, language=None, wrap_lines=True)
+    if exception is not None:
+        with st.expander("Traceback (for the bug report)"):
+            st.exception(exception)
+
+
+def show_highlighted_graph(failure: Failure) -> None:
+    assert failure.graph is not None
+    where = (f"the graph as it was before {failure.pass_name} ran" if failure.pass_name
+             else "the graph as imported")
+    st.markdown(f"**{where.capitalize()}**, the nodes concerned outlined in bold "
+                "(red when the op has no kernel):")
+    view = graph_to_dot(failure.graph, max_nodes=FAILURE_MAX_NODES, highlight=failure.nodes)
+    drawn = {n.name for n in failure.graph.nodes[:view.shown]}
+    missing = [n for n in failure.nodes if n not in drawn]
+    if missing:
+        st.warning("Not drawn (past the first nodes): " + ", ".join(code_span(n) for n in missing)
+                   + ". The Graph page can show a node's neighbourhood.")
+    st.graphviz_chart(view.source)
