@@ -10,10 +10,7 @@ kernels): the ratio says how far a plain numpy reference executor is from a prod
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -23,20 +20,11 @@ import onnxruntime as ort
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
 import ge_core
+from bench.timing import median_seconds
 from ge_core.samples import get_sample, sample_bytes
 
 DEFAULT_MODELS = ["conv_bn_relu", "transformer_encoder", "squeezenet", "resnet50", "inception_v2", "densenet121",
                   "bert_encoder_torch", "ocr_det_db_paddle", "ocr_rec_crnn_paddle"]
-
-
-def median_seconds(fn: Callable[[], object], repeat: int) -> float:
-    fn()  # warm-up: first-call allocations, ORT's lazy init
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def bench(name: str, repeat: int, threads: int) -> tuple[str, float, float, float]:

@@ -4,9 +4,12 @@
 
 Per model (compiled at O3 for the hardware target): the CPU executor's run, the simulator's run (the same
 kernels for the outputs, plus pricing every kernel: the schedule is rebuilt every run, as on a first
-simulation), their ratio (the bar: <= 2x), the simulated total at O0 and O3, and ONNX Runtime for
-reference. Medians of --repeat runs after a warm-up, CPU and simulator back to back in one process; the
-ratio is the median of the per-pair ratios (noisy machines: trust the ratios, not the absolute times).
+simulation after the compile, which reuses the tilings the compile's TilingPass made), their ratio (the
+bar: <= 2x); the same ratio with every tiling made afresh (forget_tilings() before each simulation: a
+first simulation on a profile or precision mode the compile did not tile for); the simulated total at O0
+and O3, and ONNX Runtime for reference. Medians of --repeat runs after a warm-up, CPU and simulator back to
+back in one process; the ratios are medians of the per-pair ratios (noisy machines: trust the ratios, not
+the absolute times).
 """
 
 from __future__ import annotations
@@ -25,6 +28,8 @@ import onnxruntime as ort
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
 import ge_core
+from bench.timing import median_seconds
+from ge_core.hardware import forget_tilings
 from ge_core.samples import get_sample, sample_bytes
 from ge_core.sim import simulate
 
@@ -48,16 +53,6 @@ def paired_seconds(first: Callable[[], object], second: Callable[[], object],
     return statistics.median(a), statistics.median(b), statistics.median(y / x for x, y in zip(a, b, strict=True))
 
 
-def median_seconds(fn: Callable[[], object], repeat: int) -> float:
-    fn()  # warm-up: first-call allocations, ORT's lazy init
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
-
-
 def bench(name: str, hardware: str, repeat: int) -> str:
     sample = get_sample(name)
     data = sample_bytes(name)
@@ -70,10 +65,16 @@ def bench(name: str, hardware: str, repeat: int) -> str:
     session = ort.InferenceSession(data, options, providers=["CPUExecutionProvider"])
     cpu, sim, ratio = paired_seconds(lambda: o3.run(feeds), lambda: simulate(o3, hardware, feeds, reuse_schedule=False),
                                      repeat)
+
+    def afresh() -> object:
+        forget_tilings()
+        return simulate(o3, hardware, feeds, reuse_schedule=False)
+
+    _, _, afresh_ratio = paired_seconds(lambda: o3.run(feeds), afresh, repeat)
     ort_s = median_seconds(lambda: session.run(None, feeds), repeat)
     t0 = simulate(o0, hardware, run=False).total_us
     t3 = simulate(o3, hardware, run=False).total_us
-    return (f"| {name} | {cpu * 1e3:.2f} | {sim * 1e3:.2f} | {ratio:.2f}x | {ort_s * 1e3:.2f} | "
+    return (f"| {name} | {cpu * 1e3:.2f} | {sim * 1e3:.2f} | {ratio:.2f}x | {afresh_ratio:.2f}x | {ort_s * 1e3:.2f} | "
             f"{t0:.1f} | {t3:.1f} | {t0 / t3:.2f}x |")
 
 
@@ -86,9 +87,9 @@ def main() -> None:
     args = parser.parse_args()
     print(f"onnx {onnx.__version__}, onnxruntime {ort.__version__}, numpy {np.__version__}; {args.hardware}; "
           f"median of {args.repeat} runs")
-    print("| model | CPU executor ms | simulate ms | simulate / CPU | ORT ms | simulated O0 us | simulated O3 us "
-          "| O0 / O3 |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    print("| model | CPU executor ms | simulate ms | simulate / CPU | tiled afresh / CPU | ORT ms | simulated O0 us "
+          "| simulated O3 us | O0 / O3 |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for name in args.models.split(","):
         print(bench(name, args.hardware, args.repeat), flush=True)
 

@@ -2,12 +2,13 @@
 
     load_profile("ascend910") / load_profile("my_part.json") -> HardwareProfile
     profile_names() -> ["ascend310", "ascend910", "ascend910b"]
-    tile_node(node, graph, profile) -> Tiling (block dim, tile shapes, per-buffer bytes, describe())
+    tile_node(node, graph, profile) -> Tiling (block dim, tile shapes, per-buffer bytes, describe()); remembered
+        per graph node (the compile's TilingPass tiles every kernel, the simulator reuses them); forget_tilings()
 """
 
 from ge_core.hardware.loader import ProfileError, build_profile, load_profile, profile_names
 from ge_core.hardware.profile import HardwareProfile
-from ge_core.hardware.tiling import Tiling, kernel_kind, tile_node
+from ge_core.hardware.tiling import Tiling, forget_tilings, kernel_kind, tile_node
 
-__all__ = ["HardwareProfile", "ProfileError", "Tiling", "build_profile", "kernel_kind", "load_profile",
-           "profile_names", "tile_node"]
+__all__ = ["HardwareProfile", "ProfileError", "Tiling", "build_profile", "forget_tilings", "kernel_kind",
+           "load_profile", "profile_names", "tile_node"]

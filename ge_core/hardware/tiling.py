@@ -18,7 +18,7 @@ from ge_core.hardware.cube_tiling import CubeTiling, tile_cube
 from ge_core.hardware.gemm import Gemm, gemm_of
 from ge_core.hardware.profile import HardwareProfile
 from ge_core.hardware.sizes import numel, shape_numel
-from ge_core.hardware.vector_tiling import VectorTiling, tile_group, tile_vector
+from ge_core.hardware.vector_tiling import VectorTiling, forget_groups, tile_group, tile_vector
 from ge_core.ir.graph import Graph
 from ge_core.ir.node import Node
 from ge_core.ir.tensor import TensorDesc
@@ -110,6 +110,18 @@ def _forget(ref: weakref.ref[Graph]) -> None:
         _recent = None
 
 
+def forget_tilings() -> None:
+    """Forget every remembered tiling, and the memoised tiles of GEMMs and fused groups: the next tile_node
+    tiles from scratch (what the simulator would do on a profile no compile tiled for). Results never
+    depend on it: for benchmarks, and for a graph edited behind the stamp's back (a list attribute
+    changed in place)."""
+    global _recent
+    _TILINGS.clear()
+    _recent = None
+    tile_cube.cache_clear()
+    forget_groups()
+
+
 def _stamp(node: Node, graph: Graph) -> tuple[Any, ...]:
     """Everything of `node` and `graph` a tiling reads: the node's op, attributes and tensors, their descs
     (immutable: a changed tensor gets a new desc) and which inputs are constants; a fused body never
@@ -122,18 +134,22 @@ def _stamp(node: Node, graph: Graph) -> tuple[Any, ...]:
 
 def known_tiling(node: Node, graph: Graph, profile: HardwareProfile, cube_dtype_bytes: int | None) -> Tiling | None:
     """The tiling made earlier for this very node (the compile's TilingPass made one for every kernel), if
-    the node, its tensors' descs and the profile are unchanged since; None otherwise."""
+    the node, its tensors' descs and the profile are unchanged since; None otherwise. The cube operand
+    width shapes cube tilings only: another kernel's tiling serves every width."""
     known = _known(graph, False)
     entries = known.get(node) if known is not None else None
     if not entries:
         return None
     for profile_then, width, stamp, tiling in entries:
-        if width == cube_dtype_bytes and (profile_then is profile or profile_then == profile):
-            try:
-                same = bool(stamp == _stamp(node, graph))
-            except ValueError:  # an array attribute replaced by another array: compare no further
-                same = False
-            return tiling if same else None
+        if width != cube_dtype_bytes and tiling.unit == "cube":
+            continue
+        if profile_then is not profile and profile_then != profile:
+            continue
+        try:
+            if stamp == _stamp(node, graph):
+                return tiling
+        except ValueError:  # an array attribute replaced by another array: not the same node any more
+            pass
     return None
 
 

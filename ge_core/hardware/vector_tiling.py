@@ -48,6 +48,11 @@ def tile_vector(elements: int, per_element: float, fixed: int, buffers: int, sla
 _GROUP_MODELS: weakref.WeakKeyDictionary[Graph, tuple[object, dict[int, int]]] = weakref.WeakKeyDictionary()
 
 
+def forget_groups() -> None:
+    """Forget the working-set models and tiles of fused bodies (see tiling.forget_tilings)."""
+    _GROUP_MODELS.clear()
+
+
 def tile_group(body: Graph, elements: int, cores: int, p: HardwareProfile) -> VectorTiling | None:
     """The tiling of a UB-fused group (its body), from UB fusion's working-set model; None if unknown."""
     # imported here: UB fusion (a pass) reads the profiles' UB sizes, so passes import this package

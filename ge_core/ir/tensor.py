@@ -45,7 +45,7 @@ class TensorDesc:
 
     @property
     def is_static(self) -> bool:
-        return all(d >= 0 for d in self.shape)
+        return not self.shape or min(self.shape) >= 0  # min(): C speed, called on every cost and plan
 
     @property
     def numel(self) -> int | None:

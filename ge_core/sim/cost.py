@@ -26,6 +26,7 @@ Views cost nothing (no kernel). docs/simulator.md works two kernels through by h
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ge_core.hardware.cube_tiling import CubeTiling, tile_cube
@@ -38,8 +39,9 @@ from ge_core.ir.graph import Graph
 from ge_core.ir.node import Node
 from ge_core.ir.tensor import TensorDesc
 from ge_core.ops import REGISTRY
+from ge_core.ops.common import zero_flop_cost
 from ge_core.ops.registry import Category
-from ge_core.sim.instructions import _vector_cycles
+from ge_core.sim.instructions import vector_cycles_of
 
 UNITS = ("cube", "vector", "scalar", "mte1", "mte2", "mte3", "fixpipe")
 ACC_BYTES = 4
@@ -97,11 +99,11 @@ def kernel_cost(node: Node, graph: Graph, p: HardwareProfile, precision: Precisi
             read += _padding(ins)
             written += _padding(outs)
         if unit == "vector":
-            vector = _vector_cycles(node.op_type, op, ins, outs, flops, share, p, precision.vector_bytes)
+            vector = vector_cycles_of(node.op_type, op, ins, outs, flops, share, p, precision.vector_bytes)
         elif unit == "cube":  # a plain cube op's epilogue (a Gemm's bias add) walks the output alone
             epilogue = max(flops - 2 * tiling.gemm.macs, 0) if tiling.gemm is not None else 0
             if epilogue > 0:
-                vector = _vector_cycles(node.op_type, op, [], outs[:1], epilogue, share, p, precision.vector_bytes)
+                vector = vector_cycles_of(node.op_type, op, [], outs[:1], epilogue, share, p, precision.vector_bytes)
     cube = mte1 = fixpipe = mte2 = mte3 = 0.0
     if unit == "cube":
         cube, mte1, fixpipe, mte2 = _cube_work(node, graph, cubes, tiling, p, precision, read)
@@ -115,7 +117,7 @@ def kernel_cost(node: Node, graph: Graph, p: HardwareProfile, precision: Precisi
     return _assemble(node, tiling, flops, read + written, (cube, vector, mte1, mte2, mte3, fixpipe), p)
 
 
-def _padding(descs: list[TensorDesc | None] | list[TensorDesc]) -> int:
+def _padding(descs: Sequence[TensorDesc | None]) -> int:
     """Extra bytes the device formats of tensors with `descs` store (NC1HWC0 pads channels to 16)."""
     extra = 0
     for d in descs:
@@ -162,9 +164,9 @@ def _body_work(body: Graph, p: HardwareProfile, vector_bytes: int | None, share:
     model, in cube_ops order) are appended to `cubes`. Views (no work) add no vector cycles either; nested
     bodies are walked too."""
     flops, cycles = 0, 0.0
-    get, descs = REGISTRY.get, body.descs
+    descs = body.descs
     for inner in body.nodes:
-        op = get(inner.op_type, inner.domain)
+        op = REGISTRY.get(inner.op_type, inner.domain)
         if op is None and inner.body is not None:  # a nested fused kernel: walk its body
             f, c = _body_work(inner.body, p, vector_bytes, share, cubes)
             flops, cycles = flops + f, cycles + c
@@ -173,14 +175,14 @@ def _body_work(body: Graph, p: HardwareProfile, vector_bytes: int | None, share:
             op = REGISTRY.lookup(inner)  # raises: the op is not supported
         ins = [descs.get(t) if t else None for t in inner.inputs]
         outs = [descs[t] for t in inner.outputs]
-        f = op.cost(inner, ins, outs).flops
+        f = 0 if op.cost is zero_flop_cost else op.cost(inner, ins, outs).flops  # (bytes: the kernel's own)
         flops += f
         if op.category == Category.CUBE:
             cubes.append((inner, body))
             continue
         if op.view:
             continue
-        cycles += _vector_cycles(inner.op_type, op, ins, outs, f, share, p, vector_bytes)
+        cycles += vector_cycles_of(inner.op_type, op, ins, outs, f, share, p, vector_bytes)
     return flops, cycles
 
 

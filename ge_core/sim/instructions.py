@@ -45,13 +45,14 @@ def vector_cycles(node: Node, graph: Graph, flops: int, share: float, p: Hardwar
     descs = graph.descs
     ins = [] if output_only else [descs[t] for t in node.inputs if t]
     outs = [descs[t] for t in node.outputs]
-    return _vector_cycles(node.op_type, REGISTRY.for_node(node), ins, outs[:1] if output_only else outs, flops,
-                          share, p, float_bytes)
+    return vector_cycles_of(node.op_type, REGISTRY.for_node(node), ins, outs[:1] if output_only else outs, flops,
+                            share, p, float_bytes)
 
 
-def _vector_cycles(op_type: str, op: OpDef | None, ins: Sequence[TensorDesc | None], outs: Sequence[TensorDesc],
-                   flops: int, share: float, p: HardwareProfile, float_bytes: int | None) -> float:
-    """vector_cycles from the op and its tensors' descs (None: an omitted optional input)."""
+def vector_cycles_of(op_type: str, op: OpDef | None, ins: Sequence[TensorDesc | None], outs: Sequence[TensorDesc],
+                     flops: int, share: float, p: HardwareProfile, float_bytes: int | None) -> float:
+    """vector_cycles from the op (its registry op: None if unknown) and the descs of its tensors (None: an
+    omitted optional input); `outs` of one output alone for a cube op's epilogue."""
     elements = 0
     for d in (*ins, *outs):
         if d is not None:
@@ -75,6 +76,7 @@ def _vector_cycles(op_type: str, op: OpDef | None, ins: Sequence[TensorDesc | No
 
 
 def instruction_class_of(op_type: str, op: OpDef | None) -> str:
+    """The vector instruction class of an op of `op_type` (`op`: its registry op)."""
     if op_type in DATA_MOVE:
         return "data_move"
     if op_type in TRANSCENDENTAL:

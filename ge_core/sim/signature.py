@@ -60,7 +60,7 @@ def _body_key(body: Graph) -> tuple[Any, ...]:
     """The body's ops, wired by tensor numbers (first appearance): an inner input's desc is its producer's
     output desc or the fused node's own input desc, both in the key already; body constants add theirs."""
     wiring: dict[str, int] = {t: i for i, t in enumerate(body.inputs)}
-    descs, consts, get = body.descs, body.constants, REGISTRY.get
+    descs, consts = body.descs, body.constants
     nodes = []
     for n in body.nodes:
         inputs: list[Any] = []
@@ -76,7 +76,7 @@ def _body_key(body: Graph) -> tuple[Any, ...]:
         for t in n.outputs:
             d = descs[t]
             outputs.append((wiring.setdefault(t, len(wiring)), d.shape, d.dtype, d.format))
-        nested = _body_key(n.body) if n.body is not None and get(n.op_type, n.domain) is None else None
+        nested = _body_key(n.body) if n.body is not None and REGISTRY.get(n.op_type, n.domain) is None else None
         nodes.append((n.op_type, n.domain, _frozen(n.attrs), tuple(inputs), tuple(outputs), nested))
     return tuple(nodes), tuple(wiring.get(t) for t in body.outputs)
 

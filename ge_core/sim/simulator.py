@@ -187,10 +187,9 @@ def _price_all(graph: Graph, profile: HardwareProfile, precision: Precision) -> 
     seen = Counter(shapes)
     priced: dict[int, tuple[Hashable, tuple[KernelCost, dict[str, float]] | None]] = {}
     to_us = profile.clock_ghz * 1e3  # HardwareProfile.cycles_to_us's divisor
-    get = REGISTRY.get
     clock = 0.0
     for node, shape_key in zip(nodes, shapes, strict=True):
-        op = get(node.op_type, node.domain)
+        op = REGISTRY.get(node.op_type, node.domain)
         if op is not None and op.view:  # no kernel (kernel_cost says None)
             views.append(node.name)
             continue

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import ge_core
-from ge_core.hardware import HardwareProfile, Tiling, load_profile, tile_node
+from ge_core.hardware import HardwareProfile, Tiling, forget_tilings, load_profile, tile_node
 from ge_core.samples import get_sample, sample_bytes
 from tests.hardware.graphs import conv_example, matmul_example, one_op
 
@@ -76,6 +76,33 @@ def test_reduce_tiles_hold_whole_slabs() -> None:
     t = _tile(g)
     assert t.vector is not None and t.vector.slab == 1000
     assert t.block_dim == 8 and t.tile_shape[0] % 1000 == 0
+
+
+def test_tilings_are_remembered_until_the_node_changes() -> None:
+    """The compile's TilingPass tiles every kernel and the simulator asks again: the same node on the same
+    profile gets the same Tiling back, until one of its tensors or attributes changes."""
+    g = matmul_example()
+    node, p = g.node("op"), load_profile("ascend910")
+    first = tile_node(node, g, p)
+    assert tile_node(node, g, p) is first
+    assert tile_node(node, g, p, cube_dtype_bytes=4) is not first  # another operand width: tiled for it
+    assert tile_node(node, g, load_profile("ascend310")) is not first
+    assert tile_node(node, g, p) is first  # each remembered apart
+    g.set_desc("x", ge_core.TensorDesc((128, 1024), "float16"))  # a new desc: tiled again
+    g.set_desc("y", ge_core.TensorDesc((128, 512), "float16"))
+    smaller = tile_node(node, g, p)
+    assert smaller.gemm is not None and smaller.gemm.m == 128
+    assert tile_node(node, g.copy(), p).gemm == smaller.gemm  # a copy's nodes: tiled apart, alike
+    forget_tilings()
+    again = tile_node(node, g, p)
+    assert again is not smaller and again == smaller
+
+    softmax = one_op("Softmax", (8, 1000), {}, {"axis": -1}, dtype="float32")
+    t = _tile(softmax)
+    assert t.vector is not None and t.vector.slab == 1000
+    softmax.node("op").attrs["axis"] = 0  # an attribute replaced: tiled again
+    t = _tile(softmax)
+    assert t.vector is not None and t.vector.slab == 8
 
 
 def _fits(t: Tiling, p: HardwareProfile) -> None:
