@@ -10,7 +10,7 @@ import gc
 import os
 import threading
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -29,6 +29,7 @@ from ge_core.passes.instruments import (
     Instrument,
     NumericsInstrument,
     PassRecord,
+    ProgressInstrument,
     SnapshotInstrument,
     VerifyInstrument,
 )
@@ -141,6 +142,7 @@ def compile(  # shadows the builtin on purpose: the public contract is ge_core.c
     memory_alignment: int = 512,
     memory_no_copy_concat: bool = True,
     hardware: str | os.PathLike[str] | None = None,
+    progress: Callable[[int, int, str], None] | None = None,
 ) -> CompiledModel:
     """Compile a graph (or an ONNX path/bytes) at `opt_level`; the caller's Graph is never modified.
 
@@ -153,6 +155,7 @@ def compile(  # shadows the builtin on purpose: the public contract is ge_core.c
     `hardware` (a profile name such as "ascend910", or a profile .json path) lowers the graph for that NPU
     after the default steps (formats, TransData, tiling: ge_core/passes/npu); None keeps the compile
     target-independent. A custom `pipeline` runs as given (add `lowering_steps(hardware)` to it yourself).
+    `progress(done, total, pass name)` is called before each pass (the web page's progress bar).
     """
     check_strategy(memory_strategy)
     start = time.perf_counter()
@@ -167,6 +170,8 @@ def compile(  # shadows the builtin on purpose: the public contract is ge_core.c
             instruments.append(VerifyInstrument())
         if numeric_feeds is not None:
             instruments.append(NumericsInstrument(numeric_feeds, numeric_tolerance))
+        if progress is not None:
+            instruments.append(ProgressInstrument(progress, len(steps)))
         input_graph = graph.copy()
         snapshots.last = input_graph
         records = PassManager(steps, instruments).run(graph)

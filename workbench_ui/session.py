@@ -12,9 +12,11 @@ same object without drawing twice. A page run on its own (`streamlit run pages/3
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import streamlit as st
 
@@ -115,21 +117,50 @@ def compile_outcome(config: WorkbenchConfig) -> CompileOutcome:
         return CompileOutcome(config, load, None, error_failure(GEError(load.error), "load"))
     if not load.result.ok:
         return CompileOutcome(config, load, None, import_failure(load.result))
+    cache = _compile_cache()
+    with cache.lock:
+        cached = cache.entries.get(config.cache_key)
+    if cached is not None:
+        return cached
     try:
-        return _compile_cached(config.cache_key, config, load, load.result.graph)
+        outcome = _compile_with_progress(config, load, load.result.graph)
     except Exception as exc:  # a bug of ours: not cached, traceback shown tucked away
         return CompileOutcome(config, load, None, bug_failure(exc, "compile"), exc)
+    with cache.lock:
+        cache.entries[config.cache_key] = outcome
+        while len(cache.entries) > COMPILE_CACHE_ENTRIES:
+            cache.entries.popitem(last=False)  # the oldest compile goes first
+    return outcome
 
 
-@st.cache_resource(max_entries=COMPILE_CACHE_ENTRIES, show_spinner="Compiling: running the passes…")
-def _compile_cached(key: tuple[str, str, str, tuple[str, ...]], _config: WorkbenchConfig,
-                    _load: LoadOutcome, _graph: Graph) -> CompileOutcome:
-    # Only `key` is hashed (leading underscores): it names the bytes and every setting.
+@dataclass
+class _CompileCache:
+    """Compiles shared by every session, newest last. Kept by hand rather than by st.cache_resource: a
+    cached function may not draw into the page's progress bar (Streamlit replays what it draws)."""
+
+    entries: OrderedDict[tuple[str, str, str, tuple[str, ...]], CompileOutcome] = field(default_factory=OrderedDict)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+@st.cache_resource
+def _compile_cache() -> _CompileCache:
+    return _CompileCache()
+
+
+def _compile_with_progress(config: WorkbenchConfig, load: LoadOutcome, graph: Graph) -> CompileOutcome:
+    bar = st.progress(0.0, text="Compiling…")
+
+    def report(done: int, total: int, name: str) -> None:
+        bar.progress(done / max(total, 1), text=f"Compiling: pass {done + 1} of {total}, {name}")
+
     try:
-        compiled = ge_compile(_graph, opt_level=_config.opt_level, disabled=_config.disabled, verify=True)
+        compiled = ge_compile(graph, opt_level=config.opt_level, disabled=config.disabled, verify=True,
+                              progress=report)
     except GEError as err:  # the model's fault (or a pass's refusal): cached like a success
-        return CompileOutcome(_config, _load, None, error_failure(err, "compile", _graph))
-    return CompileOutcome(_config, _load, compiled)
+        return CompileOutcome(config, load, None, error_failure(err, "compile", graph))
+    finally:
+        bar.empty()
+    return CompileOutcome(config, load, compiled)
 
 
 def pass_names() -> list[str]:

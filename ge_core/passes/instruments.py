@@ -6,7 +6,7 @@ graph. The UI and the compile report only read what they recorded.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -82,6 +82,17 @@ class SnapshotInstrument(Instrument):
         if step.record.changed or self.last is None:
             self.last = step.graph.copy()
         step.record.snapshot = self.last
+
+
+@dataclass
+class ProgressInstrument(Instrument):
+    """Tell `report(done, total, pass name)` before each pass runs, so a UI can draw a progress bar."""
+
+    report: Callable[[int, int, str], None]
+    total: int
+
+    def before_pass(self, step: PassStep) -> None:
+        self.report(step.record.index - 1, self.total, step.record.name)
 
 
 class VerifyInstrument(Instrument):

@@ -214,3 +214,15 @@ def test_malformed_switch_files_are_usage_errors(tmp_path: Path, content: str) -
     path.write_text(content)
     with pytest.raises(UsageError):
         read_switch_file(path)
+
+
+def test_compile_reports_progress_before_every_pass() -> None:
+    import ge_core
+    from ge_core.samples import sample_bytes
+
+    seen: list[tuple[int, int, str]] = []
+    compiled = ge_core.compile(sample_bytes("conv_bn_relu"), opt_level="O3",
+                               progress=lambda done, total, name: seen.append((done, total, name)))
+    assert [name for _, _, name in seen] == [r.name for r in compiled.records]
+    assert [done for done, _, _ in seen] == list(range(len(compiled.records)))
+    assert {total for _, total, _ in seen} == {len(compiled.records)}
