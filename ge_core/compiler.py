@@ -23,6 +23,7 @@ from ge_core.errors import UsageError
 from ge_core.frontend import load_onnx
 from ge_core.ir.graph import Graph
 from ge_core.memory import MemoryPlan, check_strategy, plan_memory, static_problem, validate_plan
+from ge_core.memory.order import MEMORY_ORDERS, memory_aware_order, order_peak_bytes
 from ge_core.ops import REGISTRY
 from ge_core.passes.config import CompileConfig, OptLevel, apply_switches, read_switch_file
 from ge_core.passes.instruments import (
@@ -141,6 +142,7 @@ def compile(  # shadows the builtin on purpose: the public contract is ge_core.c
     memory_strategy: str = "auto",
     memory_alignment: int = 512,
     memory_no_copy_concat: bool = True,
+    memory_order: str = "graph",
     hardware: str | os.PathLike[str] | None = None,
     progress: Callable[[int, int, str], None] | None = None,
 ) -> CompiledModel:
@@ -150,7 +152,8 @@ def compile(  # shadows the builtin on purpose: the public contract is ge_core.c
     `switch_file` turn passes off by name; `verify` runs graph.verify() after every pass; with
     `numeric_feeds` every pass is also run for numbers and its max error per output recorded.
     `memory_*` drive the memory plan (GE's ge.exec.disableReuseMemory is memory_reuse=False;
-    memory_no_copy_concat=False makes every Concat copy its inputs); graphs with
+    memory_no_copy_concat=False makes every Concat copy its inputs; memory_order="memory_aware" reorders
+    the final graph when another topological order lowers the peak); graphs with
     dynamic activation shapes get none (report["memory"]["skipped"] says why).
     `hardware` (a profile name such as "ascend910", or a profile .json path) lowers the graph for that NPU
     after the default steps (formats, TransData, tiling: ge_core/passes/npu); None keeps the compile
@@ -158,6 +161,8 @@ def compile(  # shadows the builtin on purpose: the public contract is ge_core.c
     `progress(done, total, pass name)` is called before each pass (the web page's progress bar).
     """
     check_strategy(memory_strategy)
+    if memory_order not in MEMORY_ORDERS:
+        raise UsageError(f"unknown memory order '{memory_order}'.", hint=f"Known orders: {', '.join(MEMORY_ORDERS)}.")
     start = time.perf_counter()
     with gc_paused():
         graph = source.copy() if isinstance(source, Graph) else load_onnx(source, input_shapes)
@@ -175,19 +180,29 @@ def compile(  # shadows the builtin on purpose: the public contract is ge_core.c
         input_graph = graph.copy()
         snapshots.last = input_graph
         records = PassManager(steps, instruments).run(graph)
-        memory = _memory_plan(graph, memory_reuse, memory_strategy, memory_alignment, memory_no_copy_concat)
+        memory = _memory_plan(graph, memory_reuse, memory_strategy, memory_alignment, memory_no_copy_concat,
+                              memory_order)
         plan = ExecutionPlan.of(graph, no_task=set(memory.no_copy_concats) if memory is not None else set())
     extra = {"hardware": _hardware_name(config.hardware)} if config.hardware is not None else {}
     return CompiledModel(graph, input_graph, config, records, plan, time.perf_counter() - start,
                          extra_report=extra, memory=memory)
 
 
-def _memory_plan(graph: Graph, reuse: bool, strategy: str, alignment: int, no_copy_concat: bool) -> MemoryPlan | None:
-    """The validated memory plan of the final graph, or None while an activation's size is unknown."""
+def _memory_plan(graph: Graph, reuse: bool, strategy: str, alignment: int, no_copy_concat: bool,
+                 order: str) -> MemoryPlan | None:
+    """The validated memory plan of the final graph, or None while an activation's size is unknown.
+    The best memory-aware order is always looked for and reported; with order="memory_aware" the graph
+    adopts it (it runs in that order)."""
     if static_problem(graph) is not None:
         return None
+    better, better_peak = memory_aware_order(graph, alignment)
+    graph_peak = order_peak_bytes(graph, list(graph.nodes), alignment)
+    if order == "memory_aware" and better_peak < graph_peak:
+        graph.reorder(better)
     memory = plan_memory(graph, alignment=alignment, strategy=strategy, reuse=reuse, no_copy_concat=no_copy_concat)
     validate_plan(memory, graph)
+    memory.execution_order = order
+    memory.graph_order_min_bytes, memory.memory_aware_min_bytes = graph_peak, better_peak
     return memory
 
 

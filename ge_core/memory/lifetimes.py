@@ -8,6 +8,7 @@ tensor it aliases stays alive until the view's last reader (views of views chain
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ge_core.errors import GEError
@@ -55,12 +56,13 @@ def static_problem(graph: Graph) -> str | None:
     return None
 
 
-def compute_lifetimes(graph: Graph) -> Lifetimes:
-    """Lifetimes of every activation in `graph`; raises GEError naming a tensor of unknown size."""
+def compute_lifetimes(graph: Graph, order: Sequence[Node] | None = None) -> Lifetimes:
+    """Lifetimes of every activation in `graph`, run in `order` (default: the graph's own); raises
+    GEError naming a tensor of unknown size."""
     problem = static_problem(graph)
     if problem is not None:
         raise GEError(problem)
-    lt = Lifetimes(list(graph.nodes))
+    lt = Lifetimes(list(order) if order is not None else list(graph.nodes))
     last = len(lt.steps) - 1
     for step, node in enumerate(lt.steps):
         for t in {t for t in node.inputs if t}:

@@ -53,6 +53,9 @@ class MemoryPlan:
     aliases: dict[str, str]  # view tensor -> the tensor it aliases
     strategies: dict[str, int]  # arena bytes each strategy reached (", no-copy concat": with parts pinned)
     copy_concat_min_bytes: int = 0  # the theory minimum if every Concat copied its inputs (no parts)
+    execution_order: str = "graph"  # or "memory_aware": the graph was reordered to lower the peak
+    memory_aware_min_bytes: int = 0  # peak live bytes (no in-place) of the best memory-aware order found
+    graph_order_min_bytes: int = 0  # the same for the order the passes left
 
     @property
     def no_copy_concats(self) -> list[str]:
@@ -72,4 +75,7 @@ class MemoryPlan:
             "strategies": dict(self.strategies),
             "copy_concat_min_bytes": self.copy_concat_min_bytes,
             "no_copy_concats": self.no_copy_concats,
+            "execution_order": self.execution_order,
+            "graph_order_min_bytes": self.graph_order_min_bytes,
+            "memory_aware_min_bytes": self.memory_aware_min_bytes,
         }
