@@ -7,11 +7,13 @@
 
 The router (app.py) draws the sidebar before the page runs (`shared_sidebar()`), so its widgets are never
 unmounted and keep their values on every page; a page calling `sidebar_config()` in the same run gets the
-same object without drawing twice. A page run on its own (`streamlit run pages/3_Passes.py`) draws it.
+same object without drawing twice. A page run on its own (`streamlit run pages/3_Passes.py`) draws it; a
+page Streamlit ran without the router (see workbench_ui.router) hands the run over to the router.
 """
 
 from __future__ import annotations
 
+import contextvars
 import threading
 from collections import OrderedDict
 from collections.abc import Iterator
@@ -36,7 +38,9 @@ DISABLED_KEY = "ge_disabled_passes"
 OPT_LEVELS = ("O0", "O1", "O3")
 DEFAULT_OPT_LEVEL = "O3"
 COMPILE_CACHE_ENTRIES = 4  # a compile keeps a graph snapshot per changed pass: keep only a few
-_THIS_RUN = "_ge_config_this_run"  # set by the router while the page runs
+# Set by the router while the page runs. Not in st.session_state: a page that stops (st.stop) stops the run
+# at the next session-state access too, so a `finally` there could not clear it.
+_THIS_RUN: contextvars.ContextVar[WorkbenchConfig | None] = contextvars.ContextVar("ge_config_this_run", default=None)
 OPT_HELP = ("Which passes run, as GE's opt levels: O0 none (the graph as imported), O1 the cleanups "
             "(constant folding, no-op removal, CSE, pruning), O3 everything (folds and fusion too).")
 DISABLED_HELP = ("Passes to switch off, as a GE fusion switch file does (`CsePass:off`). A switched-off "
@@ -79,19 +83,24 @@ class CompileOutcome:
 
 def sidebar_config() -> WorkbenchConfig:
     """The shared configuration, drawing the sidebar unless the router already drew it in this run."""
-    drawn = st.session_state.get(_THIS_RUN)
-    return drawn if isinstance(drawn, WorkbenchConfig) else _draw_sidebar()
+    drawn = _THIS_RUN.get()
+    if drawn is not None:
+        return drawn
+    from workbench_ui.router import hand_over_to_router  # imports this module
+
+    hand_over_to_router()  # e.g. a page's address opened first on a fresh server
+    return _draw_sidebar()
 
 
 @contextmanager
 def shared_sidebar() -> Iterator[WorkbenchConfig]:
     """For the router: draw the sidebar, then run the page inside this block."""
     config = _draw_sidebar()
-    st.session_state[_THIS_RUN] = config
+    token = _THIS_RUN.set(config)
     try:
         yield config
     finally:
-        st.session_state.pop(_THIS_RUN, None)
+        _THIS_RUN.reset(token)
 
 
 def require_model(config: WorkbenchConfig) -> ModelChoice:
