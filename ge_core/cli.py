@@ -70,6 +70,8 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--outputs", help="write outputs to this .npz, keyed by graph output name")
     run.add_argument("--seed", type=int, default=0, help="seed for random inputs (default 0)")
     run.add_argument("--timings", action="store_true", help="print per-node and per-op wall times")
+    run.add_argument("--fusion-switch-file", "--fusion_switch_file", dest="switch_file",
+                     help="turn passes off by name before running, as for compile")
     add_memory_options(run)
     add_run_backend_options(run)
     run.set_defaults(func=cmd_run)
@@ -113,7 +115,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.backend == "npu":
         return cmd_run_npu(args)
     graph = load_onnx(_source(args.model), _input_shapes(args))
-    compiled = ge_compile(graph, opt_level=args.opt_level, **memory_kwargs(args))
+    compiled = ge_compile(graph, opt_level=args.opt_level, switch_file=args.switch_file, **memory_kwargs(args))
     feeds = _read_npz(args.inputs) if args.inputs else random_feeds(graph, args.seed)
     result = compiled.runner.run(feeds)
     for name, value in result.outputs.items():

@@ -58,8 +58,8 @@ def replay_commands(input_shapes: str, opt_level: str, has_inputs: bool,
         ReplayCommand(("compile", MODEL, *shape, "--opt-level", opt_level, "--fusion-switch-file", SWITCHES,
                        "--verify", "--dump-dir", "dumps", "--report", "report.json"), compile_exit,
                       "the pass pipeline as the workbench ran it; the graph after every pass lands in dumps/"),
-        ReplayCommand(("run", MODEL, *shape, "--opt-level", opt_level, *feeds, "--outputs", "outputs.npz"),
-                      run_exit, "runs on the CPU executor (every pass of the opt level: `run` takes no switch file)"),
+        ReplayCommand(("run", MODEL, *shape, "--opt-level", opt_level, "--fusion-switch-file", SWITCHES, *feeds,
+                       "--outputs", "outputs.npz"), run_exit, "runs the compiled model on the CPU executor"),
     ]
 
 
