@@ -39,29 +39,12 @@ class NoOpEliminationPass:
             if rule is None or node.control_inputs or node.name in pinned:
                 continue
             source = rule(graph, node)
-            if source is not None and _remove(graph, node, source):
+            if source is not None and bypass(graph, node, source):
                 removed[node.op_type] += 1
         if not removed:
             return PassResult(False)
         kinds = ", ".join(f"{op} x{n}" for op, n in sorted(removed.items()))
         return PassResult(True, (f"removed {sum(removed.values())} no-op node(s): {kinds}",))
-
-
-def _remove(graph: Graph, node: Node, source: str) -> bool:
-    """bypass(), also for a node whose extra outputs (Dropout's mask) nobody reads."""
-    out, *extra = node.outputs
-    if any(graph.num_uses(t) for t in extra):
-        return False
-    if not extra:
-        return bypass(graph, node, source)
-    keep_name = graph.is_output(out)  # as in bypass: a returned name must survive
-    if keep_name and (graph.producer(source) is None or source in graph.outputs):
-        return False
-    graph.replace_all_uses(out, source)
-    graph.erase(node)
-    if keep_name:
-        graph.rename_tensor(source, out)
-    return True
 
 
 # ---- conditions ----------------------------------------------------------------------------------

@@ -38,13 +38,16 @@ def drop_unused_constants(graph: Graph, names: Iterable[str]) -> None:
 
 
 def bypass(graph: Graph, node: Node, source: str) -> bool:
-    """Remove a node whose single output equals `source` (Identity, a no-op Reshape...).
+    """Remove a node whose first output equals `source` (Identity, a no-op Reshape, Dropout at inference...).
 
-    Readers of the output read `source` instead. A graph output's name must survive, so then `source` is
-    renamed to it, which needs `source` to be an intermediate tensor (not a graph input, constant or other
-    graph output). Returns False, graph untouched, when the bypass would change the graph's interface.
+    Readers of the output read `source` instead; any other output (Dropout's mask) must be unread. A graph
+    output's name must survive, so then `source` is renamed to it, which needs `source` to be an
+    intermediate tensor (not a graph input, constant or other graph output). Returns False, graph
+    untouched, when the bypass would change the graph's interface or drop a value someone reads.
     """
-    (out,) = node.outputs
+    out, *extra = node.outputs
+    if any(graph.num_uses(t) or graph.is_output(t) for t in extra):
+        return False
     keep_name = graph.is_output(out)
     if keep_name and (graph.producer(source) is None or source in graph.outputs):
         return False
