@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a check
 
 import ge_core
 from bench.timing import median_seconds
-from ge_core.samples import get_sample, sample_bytes
+from ge_core.samples.registry import get_sample, sample_bytes
 
 DEFAULT_MODELS = ["conv_bn_relu", "transformer_encoder", "squeezenet", "resnet50", "inception_v2", "densenet121",
                   "bert_encoder_torch", "ocr_det_db_paddle", "ocr_rec_crnn_paddle"]

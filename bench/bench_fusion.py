@@ -21,8 +21,8 @@ import onnxruntime as ort
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
 import ge_core
-from ge_core.passes.instruments import relative_error
-from ge_core.samples import get_sample, list_samples, sample_bytes
+from ge_core.passes.infra.instruments import relative_error
+from ge_core.samples.registry import get_sample, list_samples, sample_bytes
 
 
 def ort_optimized_nodes(data: bytes) -> int:

@@ -24,9 +24,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a check
 import ge_core
 from ge_core.memory.plan import MemoryPlan
 from ge_core.memory.planners import NO_COPY, STRATEGIES, plan_memory
-from ge_core.passes.instruments import relative_error
+from ge_core.passes.infra.instruments import relative_error
 from ge_core.runtime import ArenaExecutor
-from ge_core.samples import get_sample, list_samples, sample_bytes
+from ge_core.samples.registry import get_sample, list_samples, sample_bytes
 from ge_core.viz import format_bytes
 
 

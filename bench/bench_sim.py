@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a check
 import ge_core
 from bench.timing import median_seconds
 from ge_core.hardware import forget_tilings
-from ge_core.samples import get_sample, sample_bytes
+from ge_core.samples.registry import get_sample, sample_bytes
 from ge_core.sim import simulate
 
 DEFAULT_MODELS = ["resnet50", "squeezenet", "inception_v1", "bert_encoder_torch", "ocr_det_db_paddle",

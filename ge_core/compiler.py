@@ -25,8 +25,7 @@ from ge_core.ir.graph import Graph
 from ge_core.memory import MemoryPlan, check_strategy, plan_memory, static_problem, validate_plan
 from ge_core.memory.order import MEMORY_ORDERS, memory_aware_order, order_peak_bytes
 from ge_core.ops import REGISTRY
-from ge_core.passes.config import CompileConfig, OptLevel, apply_switches, read_switch_file
-from ge_core.passes.instruments import (
+from ge_core.passes.infra.instruments import (
     Instrument,
     NumericsInstrument,
     PassRecord,
@@ -34,8 +33,9 @@ from ge_core.passes.instruments import (
     SnapshotInstrument,
     VerifyInstrument,
 )
-from ge_core.passes.manager import PassManager, PipelineStep
-from ge_core.passes.pipeline import all_passes, default_pipeline, without
+from ge_core.passes.infra.manager import PassManager, PipelineStep
+from ge_core.passes.infra.pipeline import all_passes, default_pipeline, without
+from ge_core.passes.infra.switches import CompileConfig, OptLevel, apply_switches, read_switch_file
 from ge_core.runtime import Executor
 from ge_core.runtime.arena import ArenaExecutor
 

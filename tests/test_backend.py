@@ -6,7 +6,7 @@ import numpy as np
 import onnx
 from onnx import helper
 
-from ge_core.backend import GEBackend
+from ge_core.runtime.backend import GEBackend
 from tests.bad_models import good_relu, unknown_ops
 
 

@@ -16,7 +16,7 @@ from bench.synthetic import BLOCK_NODES, synthetic_model
 from ge_core.compiler import CompiledModel, gc_paused
 from ge_core.errors import GEError
 from ge_core.frontend import to_onnx
-from ge_core.passes.instruments import PassRecord, relative_error
+from ge_core.passes.infra.instruments import PassRecord, relative_error
 
 NODES = 2000
 TOLERANCE = 1e-4

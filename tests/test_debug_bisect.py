@@ -7,7 +7,7 @@ import math
 import ge_core
 from ge_core.debugging import bisect_numerics
 from ge_core.debugging.bisect import PLAN_ROW
-from ge_core.samples import sample_bytes
+from ge_core.samples.registry import sample_bytes
 from tests.debugging.broken_passes import BreakingPass, DriftPass, with_step
 
 

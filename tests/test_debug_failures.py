@@ -7,8 +7,8 @@ import pytest
 import ge_core
 from ge_core.debugging import bug_failure, error_failure, import_failure, nodes_named
 from ge_core.errors import ExecutionError, GEError, ModelError
-from ge_core.passes.manager import PassError
-from ge_core.samples import sample_bytes
+from ge_core.passes.infra.manager import PassError
+from ge_core.samples.registry import sample_bytes
 from tests.debugging.broken_passes import CrashingPass, RefusingPass, with_step
 
 

@@ -16,8 +16,8 @@ import pytest
 
 import ge_core
 from ge_core.debugging import import_failure, replay_commands, reproducer_zip
-from ge_core.dump import dump_zip
-from ge_core.samples import get_sample, sample_bytes
+from ge_core.debugging.dump import dump_zip
+from ge_core.samples.registry import get_sample, sample_bytes
 
 REPO = Path(__file__).resolve().parents[1]
 

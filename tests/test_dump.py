@@ -11,13 +11,13 @@ import onnx
 import pytest
 
 import ge_core
-from ge_core.cli import main
+from ge_core.cli.main import main
 from ge_core.compiler import CompiledModel
-from ge_core.dump import write_dumps
+from ge_core.debugging.dump import write_dumps
 from ge_core.ir.graph import Graph
-from ge_core.passes.base import PassResult, Stage, snake_name
-from ge_core.passes.manager import PipelineStep
-from ge_core.samples import sample_bytes
+from ge_core.passes.infra.base import PassResult, Stage, snake_name
+from ge_core.passes.infra.manager import PipelineStep
+from ge_core.samples.registry import sample_bytes
 
 STAGES = list(Stage)
 

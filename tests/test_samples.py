@@ -12,8 +12,9 @@ import onnxruntime as ort
 import pytest
 
 import ge_core
-from ge_core import calibrate, samples
 from ge_core.errors import UsageError
+from ge_core.samples import calibrate
+from ge_core.samples import registry as samples
 
 REPO = Path(__file__).resolve().parents[1]
 BUILD_SCRIPT = REPO / "sample_models" / "build_samples.py"

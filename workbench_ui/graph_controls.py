@@ -11,7 +11,7 @@ from typing import Final
 
 import streamlit as st
 
-from ge_core.passes.instruments import PassRecord
+from ge_core.passes.infra.instruments import PassRecord
 from ge_core.viz.pass_steps import PassStep, pass_steps
 from ge_core.viz.step_view import FOCUS_ALL, FOCUSES, ViewOptions
 from workbench_ui.text import md_escape

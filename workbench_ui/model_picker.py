@@ -10,7 +10,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from ge_core.samples import DEFAULT_SAMPLE, Sample, list_samples, sample_bytes
+from ge_core.samples.registry import DEFAULT_SAMPLE, Sample, list_samples, sample_bytes
 from ge_core.viz import format_bytes
 from workbench_ui.persist import keep
 from workbench_ui.text import code_span

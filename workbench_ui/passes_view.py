@@ -7,8 +7,8 @@ import functools
 import streamlit as st
 
 from ge_core.compiler import CompiledModel
-from ge_core.dump import dump_zip
-from ge_core.passes.instruments import PassRecord
+from ge_core.debugging.dump import dump_zip
+from ge_core.passes.infra.instruments import PassRecord
 from ge_core.viz import format_bytes
 from ge_core.viz.pass_table import decision_table, pass_table
 from workbench_ui.session import DISABLED_KEY, CompileOutcome, WorkbenchConfig, pass_names

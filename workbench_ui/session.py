@@ -27,7 +27,7 @@ from ge_core.compiler import compile as ge_compile
 from ge_core.debugging import Failure, bug_failure, error_failure, import_failure
 from ge_core.errors import GEError
 from ge_core.ir.graph import Graph
-from ge_core.passes.pipeline import all_passes
+from ge_core.passes.infra.pipeline import all_passes
 from workbench_ui.loading import LoadOutcome, load_model
 from workbench_ui.model_picker import ModelChoice, pick_model
 from workbench_ui.persist import keep

@@ -21,7 +21,7 @@ from ge_core.compiler import CompiledModel
 from ge_core.debugging.failures import Failure, error_failure, nodes_of
 from ge_core.errors import GEError
 from ge_core.ir.graph import Graph
-from ge_core.passes.instruments import relative_error
+from ge_core.passes.infra.instruments import relative_error
 from ge_core.runtime import execute
 
 DEFAULT_TOLERANCE = 1e-4

@@ -17,7 +17,7 @@ from typing import Literal
 from ge_core.errors import GEError, ModelError
 from ge_core.frontend.onnx import ImportResult
 from ge_core.ir.graph import Graph
-from ge_core.passes.manager import PassError
+from ge_core.passes.infra.manager import PassError
 
 Phase = Literal["load", "compile", "run"]
 PHASE_WORDS: dict[str, str] = {"load": "importing the model", "compile": "compiling", "run": "running"}

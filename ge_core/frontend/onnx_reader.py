@@ -20,8 +20,8 @@ from google.protobuf.message import DecodeError
 from onnx import TensorProto
 
 from ge_core.errors import ModelError, ResourceLimitError
+from ge_core.ir.limits import MAX_MODEL_BYTES, check_tensor_size
 from ge_core.ir.tensor import dtype_itemsize
-from ge_core.limits import MAX_MODEL_BYTES, check_tensor_size
 
 _HINT_EXPORT = "Re-export the model, or check the file was copied completely."
 

@@ -10,7 +10,7 @@ from onnx import TensorProto, numpy_helper
 
 from ge_core.errors import ModelError
 from ge_core.frontend.onnx_reader import tensor_dtype_name
-from ge_core.limits import check_tensor_size
+from ge_core.ir.limits import check_tensor_size
 
 # The repeated field holding a tensor's values when raw_data is not used, per data type.
 _TYPED_FIELD: dict[int, str] = {

@@ -18,6 +18,7 @@ from ge_core.hardware.cube_tiling import CubeTiling, tile_cube
 from ge_core.hardware.gemm import Gemm, gemm_of
 from ge_core.hardware.profile import HardwareProfile
 from ge_core.hardware.sizes import numel, shape_numel
+from ge_core.hardware.ub_working_set import reduce_slab
 from ge_core.hardware.vector_tiling import VectorTiling, forget_groups, tile_group, tile_vector
 from ge_core.ir.graph import Graph
 from ge_core.ir.node import Node
@@ -298,8 +299,6 @@ def _buffers(descs: list[TensorDesc], sizes: list[int], elements: int) -> tuple[
 def _slab(node: Node, graph: Graph) -> int:
     op = REGISTRY.for_node(node)
     if op is not None and op.category == Category.REDUCE and node.inputs and node.input(0):
-        from ge_core.passes.ub_working_set import reduce_slab  # here: passes import the profiles (UB sizes)
-
         return max(reduce_slab(graph, node) or 1, 1)
     itemsize = graph.desc(node.outputs[0]).itemsize if node.outputs else 4
     return max(1, 32 // max(itemsize, 1))  # one 32-byte block

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from ge_core.hardware.cube_tiling import ceil_div, round_up
 from ge_core.hardware.profile import HardwareProfile
+from ge_core.hardware.ub_working_set import WorkingSet, working_set
 from ge_core.ir.graph import Graph
 
 
@@ -55,9 +56,6 @@ def forget_groups() -> None:
 
 def tile_group(body: Graph, elements: int, cores: int, p: HardwareProfile) -> VectorTiling | None:
     """The tiling of a UB-fused group (its body), from UB fusion's working-set model; None if unknown."""
-    # imported here: UB fusion (a pass) reads the profiles' UB sizes, so passes import this package
-    from ge_core.passes.ub_working_set import WorkingSet, working_set
-
     cached = _GROUP_MODELS.get(body)
     if cached is None:
         cached = _GROUP_MODELS[body] = (working_set(body, list(body.nodes)), {})

@@ -14,10 +14,10 @@ import numpy as np
 
 from ge_core.errors import GEError, ShapeError
 from ge_core.ir.graph import Graph
+from ge_core.ir.limits import check_tensor_size
+from ge_core.ir.limits import max_tensor_bytes as default_max_tensor_bytes
 from ge_core.ir.node import Node
 from ge_core.ir.tensor import TensorDesc
-from ge_core.limits import check_tensor_size
-from ge_core.limits import max_tensor_bytes as default_max_tensor_bytes
 from ge_core.ops.registry import OpDef, Operand, OpRegistry
 
 # Known values are kept for tensors up to this many elements (shape tensors, small constants).

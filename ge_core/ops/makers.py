@@ -10,9 +10,9 @@ import math
 
 import numpy as np
 
+from ge_core.ir.limits import check_tensor_size
 from ge_core.ir.node import Node
 from ge_core.ir.tensor import TensorDesc
-from ge_core.limits import check_tensor_size
 from ge_core.ops.common import (
     UNK,
     dtype_from_onnx,

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ge_core.ir.limits import check_tensor_size
 from ge_core.ir.node import Node
 from ge_core.ir.tensor import TensorDesc
-from ge_core.limits import check_tensor_size
 from ge_core.ops.common import UNK, elementwise_cost, like, normalize_axis, operand, optional, shape_error
 from ge_core.ops.registry import Category, OpDef, Operand
 from ge_core.ops.resize_kernels import Taps, axis_taps

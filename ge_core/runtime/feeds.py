@@ -8,7 +8,7 @@ import numpy as np
 
 from ge_core.errors import UsageError
 from ge_core.ir.graph import Graph
-from ge_core.limits import check_tensor_size
+from ge_core.ir.limits import check_tensor_size
 
 
 def check_feeds(graph: Graph, feeds: Mapping[str, object]) -> dict[str, np.ndarray]:

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ge_core.ir.graph import Graph
-from ge_core.passes.instruments import PassRecord
+from ge_core.passes.infra.instruments import PassRecord
 
 
 @dataclass(frozen=True)

@@ -6,8 +6,8 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from ge_core.passes.base import FusionDecision
-from ge_core.passes.instruments import PassRecord
+from ge_core.passes.infra.base import FusionDecision
+from ge_core.passes.infra.instruments import PassRecord
 
 PASS_COLUMNS = ["#", "stage", "pass", "changed", "nodes before", "nodes after", "Δ nodes", "ms", "fusions",
                 "notes"]

@@ -6,8 +6,8 @@ from collections.abc import Sequence
 
 import pandas as pd
 
+from ge_core.frontend.summary import ModelSummary, TensorInfo
 from ge_core.ops import REGISTRY
-from ge_core.summary import ModelSummary, TensorInfo
 
 
 def tensor_table(tensors: Sequence[TensorInfo]) -> pd.DataFrame:

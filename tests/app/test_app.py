@@ -9,8 +9,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from ge_core.frontend import import_onnx
-from ge_core.samples import DEFAULT_SAMPLE, get_sample, list_samples, sample_bytes
-from ge_core.summary import summarize
+from ge_core.frontend.summary import summarize
+from ge_core.samples.registry import DEFAULT_SAMPLE, get_sample, list_samples, sample_bytes
 from tests.app.models import tiny_model
 from workbench_ui.model_picker import SAMPLE_KEY
 from workbench_ui.text import md_escape

@@ -8,7 +8,7 @@ import re
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from ge_core.samples import LIGHT_DIR
+from ge_core.samples.registry import LIGHT_DIR
 from tests.app.apptest import graphviz_sources, open_page
 from workbench_ui.graph_controls import (
     EXPAND_KEY,

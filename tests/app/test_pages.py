@@ -12,8 +12,8 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 import ge_core
-from ge_core.passes.cse import CsePass
-from ge_core.samples import DEFAULT_SAMPLE, sample_bytes
+from ge_core.passes.cleanup.cse import CsePass
+from ge_core.samples.registry import DEFAULT_SAMPLE, sample_bytes
 from tests.app.apptest import Downloads, download_buttons, graphviz_sources, open_app, open_page
 from tests.debugging.broken_passes import RefusingPass
 from workbench_ui.navigation import DEBUG_PAGE, present_pages

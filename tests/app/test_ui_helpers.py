@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ge_core.errors import ModelError, UsageError
-from ge_core.summary import ModelSummary
+from ge_core.frontend.summary import ModelSummary
 from tests.app.models import tiny_model
 from workbench_ui.loading import import_model_bytes, symbolic_inputs
 from workbench_ui.text import code_span, head_lines, md_escape, problems_markdown

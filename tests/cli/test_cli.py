@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ge_core.cli import main
+from ge_core.cli.main import main
 from tests.bad_models import BadModel, bad_models, good_relu
 
 REPO = Path(__file__).resolve().parents[2]

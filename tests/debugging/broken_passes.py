@@ -7,9 +7,9 @@ from typing import ClassVar
 
 from ge_core.errors import ShapeError
 from ge_core.ir.graph import Graph
-from ge_core.passes.base import PassResult, Stage
-from ge_core.passes.manager import PipelineStep
-from ge_core.passes.pipeline import default_pipeline
+from ge_core.passes.infra.base import PassResult, Stage
+from ge_core.passes.infra.manager import PipelineStep
+from ge_core.passes.infra.pipeline import default_pipeline
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ import ge_core
 from ge_core.errors import GEError
 from ge_core.frontend import ExportError, is_standard, to_onnx
 from ge_core.ir.graph import Graph
-from ge_core.samples import Sample, list_samples
+from ge_core.samples.registry import Sample, list_samples
 
 RELATIVE_TOLERANCE = 1e-4
 RUNNABLE = [s for s in list_samples() if s.kind in ("sample", "light", "exported")]

@@ -10,7 +10,7 @@ import pytest
 
 from ge_core.hardware import ProfileError, load_profile, profile_names
 from ge_core.hardware.loader import PROFILE_DIR
-from ge_core.hardware_limits import UB_BYTES, ub_bytes
+from ge_core.hardware.ub_limits import UB_BYTES, ub_bytes
 
 
 def test_builtin_profiles_and_their_peaks() -> None:

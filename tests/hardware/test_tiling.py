@@ -7,7 +7,7 @@ import pytest
 
 import ge_core
 from ge_core.hardware import HardwareProfile, Tiling, forget_tilings, load_profile, tile_node
-from ge_core.samples import get_sample, sample_bytes
+from ge_core.samples.registry import get_sample, sample_bytes
 from tests.hardware.graphs import conv_example, matmul_example, one_op
 
 

@@ -11,7 +11,7 @@ from ge_core.compiler import CompiledModel
 from ge_core.errors import UsageError
 from ge_core.ir import Graph
 from ge_core.memory import STRATEGIES, MemoryPlan, plan_memory, validate_plan
-from ge_core.samples import get_sample
+from ge_core.samples.registry import get_sample
 from tests.memory import graphs
 
 

@@ -13,8 +13,8 @@ from onnx import TensorProto, helper, numpy_helper
 
 import ge_core
 from ge_core.ir import Graph
-from ge_core.passes.base import FusionDecision, GraphPass, PassResult
-from ge_core.passes.instruments import relative_error
+from ge_core.passes.infra.base import FusionDecision, GraphPass, PassResult
+from ge_core.passes.infra.instruments import relative_error
 
 RNG = np.random.default_rng(0)
 TOLERANCE = 1e-4

@@ -11,8 +11,8 @@ import numpy as np
 import ge_core
 from ge_core.ir import Graph, TensorDesc
 from ge_core.ops import REGISTRY, infer_graph
-from ge_core.passes.base import GraphPass, PassResult
-from ge_core.samples import get_sample, sample_bytes
+from ge_core.passes.infra.base import GraphPass, PassResult
+from ge_core.samples.registry import get_sample, sample_bytes
 
 NodeSpec = tuple[str, Sequence[str], Sequence[str], dict[str, Any]]
 F32 = TensorDesc((2, 4), "float32")

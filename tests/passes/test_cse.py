@@ -9,10 +9,10 @@ import pytest
 
 from ge_core.ir import Graph, TensorDesc
 from ge_core.ops import REGISTRY, Category, OpDef
-from ge_core.passes.base import PassResult
-from ge_core.passes.constant_folding import ConstantFoldingPass
-from ge_core.passes.cse import CsePass
-from ge_core.samples import get_sample
+from ge_core.passes.cleanup.constant_folding import ConstantFoldingPass
+from ge_core.passes.cleanup.cse import CsePass
+from ge_core.passes.infra.base import PassResult
+from ge_core.samples.registry import get_sample
 from tests.passes.pass_helpers import F32, build, load, run_and_compare
 
 

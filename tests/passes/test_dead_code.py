@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from ge_core.ir import Graph, TensorDesc
-from ge_core.passes.base import PassResult
-from ge_core.passes.constant_folding import ConstantFoldingPass
-from ge_core.passes.dead_code import PrunePass
+from ge_core.passes.cleanup.constant_folding import ConstantFoldingPass
+from ge_core.passes.cleanup.dead_code import PrunePass
+from ge_core.passes.infra.base import PassResult
 from tests.passes.pass_helpers import F32, build, load, run_and_compare
 
 

@@ -10,14 +10,14 @@ import pytest
 
 import ge_core
 from ge_core.ir import Graph
-from ge_core.passes.base import PassResult
-from ge_core.passes.constant_folding import ConstantFoldingPass
-from ge_core.passes.dead_code import PrunePass
-from ge_core.passes.fold_batchnorm import BatchNormFoldPass
-from ge_core.passes.fold_scale import ScaleFoldPass
-from ge_core.passes.instruments import relative_error
-from ge_core.passes.noop_elimination import NoOpEliminationPass
-from ge_core.samples import get_sample, sample_bytes
+from ge_core.passes.cleanup.constant_folding import ConstantFoldingPass
+from ge_core.passes.cleanup.dead_code import PrunePass
+from ge_core.passes.cleanup.fold_batchnorm import BatchNormFoldPass
+from ge_core.passes.cleanup.fold_scale import ScaleFoldPass
+from ge_core.passes.cleanup.noop_elimination import NoOpEliminationPass
+from ge_core.passes.infra.base import PassResult
+from ge_core.passes.infra.instruments import relative_error
+from ge_core.samples.registry import get_sample, sample_bytes
 from tests.passes.fusion_cases import build, node, run_observed
 
 RNG = np.random.default_rng(0)

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from ge_core.ir import Graph
-from ge_core.passes.fusion import ConvActivationFusionPass
+from ge_core.passes.fusion.graph import ConvActivationFusionPass
 from tests.passes.fusion_cases import build, node, only, rand, run_checked, scalar
 
 PASS = ConvActivationFusionPass()

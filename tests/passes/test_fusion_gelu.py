@@ -9,7 +9,7 @@ import onnx
 import pytest
 
 from ge_core.ir import Graph
-from ge_core.passes.fusion import GeluFusionPass
+from ge_core.passes.fusion.graph import GeluFusionPass
 from tests.passes.fusion_cases import build, node, only, run_checked, scalar
 
 PASS = GeluFusionPass()

@@ -7,7 +7,7 @@ import onnx
 import pytest
 
 from ge_core.ir import Graph
-from ge_core.passes.fusion import HardActivationFusionPass
+from ge_core.passes.fusion.graph import HardActivationFusionPass
 from tests.passes.fusion_cases import build, node, only, run_checked, scalar
 
 PASS = HardActivationFusionPass()

@@ -9,7 +9,7 @@ import onnx
 import pytest
 
 from ge_core.ir import Graph
-from ge_core.passes.fusion import LayerNormFusionPass
+from ge_core.passes.fusion.graph import LayerNormFusionPass
 from tests.passes.fusion_cases import build, node, only, rand, run_checked, scalar
 
 PASS = LayerNormFusionPass()

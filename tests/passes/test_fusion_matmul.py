@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from onnx import TensorProto
 
-from ge_core.passes.fusion import MatMulAddFusionPass
+from ge_core.passes.fusion.graph import MatMulAddFusionPass
 from tests.passes.fusion_cases import build, node, only, rand, run_checked
 
 PASS = MatMulAddFusionPass()

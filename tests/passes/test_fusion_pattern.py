@@ -6,13 +6,13 @@ from __future__ import annotations
 import pytest
 
 import ge_core
-from ge_core.passes.base import Stage
-from ge_core.passes.fusion import ConvActivationFusionPass, GeluFusionPass, LayerNormFusionPass
-from ge_core.passes.fusion.pattern import FusedOp, Pattern, find_matches, op
-from ge_core.passes.instruments import relative_error
-from ge_core.passes.manager import PipelineStep
-from ge_core.passes.pipeline import all_passes, default_pipeline, without
-from ge_core.samples import get_sample, sample_bytes
+from ge_core.passes.fusion.graph import ConvActivationFusionPass, GeluFusionPass, LayerNormFusionPass
+from ge_core.passes.fusion.graph.pattern import FusedOp, Pattern, find_matches, op
+from ge_core.passes.infra.base import Stage
+from ge_core.passes.infra.instruments import relative_error
+from ge_core.passes.infra.manager import PipelineStep
+from ge_core.passes.infra.pipeline import all_passes, default_pipeline, without
+from ge_core.samples.registry import get_sample, sample_bytes
 from tests.passes.fusion_cases import build, node, rand, run_checked, scalar
 
 FUSION_PASSES = ["LayerNormFusionPass", "GeluFusionPass", "HardActivationFusionPass", "MatMulAddFusionPass",

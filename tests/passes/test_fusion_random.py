@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from ge_core.ir import Graph
-from ge_core.passes.pipeline import default_pipeline
+from ge_core.passes.infra.pipeline import default_pipeline
 from tests.passes import test_fusion_attention as attention
 from tests.passes import test_fusion_conv as conv
 from tests.passes import test_fusion_gelu as gelu

@@ -8,8 +8,8 @@ from collections import Counter
 import pytest
 
 import ge_core
-from ge_core.passes.instruments import relative_error
-from ge_core.samples import get_sample, sample_bytes
+from ge_core.passes.infra.instruments import relative_error
+from ge_core.samples.registry import get_sample, sample_bytes
 
 LN, GELU, HARD, MM, CONV, ATTN = ("LayerNormFusionPass", "GeluFusionPass", "HardActivationFusionPass",
                                   "MatMulAddFusionPass", "ConvActivationFusionPass", "AttentionFusionPass")

@@ -11,10 +11,10 @@ import pytest
 
 from ge_core.errors import UsageError
 from ge_core.ir import Graph, TensorDesc
-from ge_core.passes.base import NodePass, NodeRewrite, PassResult, Stage, describe, snake_name
-from ge_core.passes.config import OptLevel, apply_switches, read_switch_file
-from ge_core.passes.instruments import NumericsInstrument, SnapshotInstrument, VerifyInstrument
-from ge_core.passes.manager import PassError, PassManager, PipelineStep
+from ge_core.passes.infra.base import NodePass, NodeRewrite, PassResult, Stage, describe, snake_name
+from ge_core.passes.infra.instruments import NumericsInstrument, SnapshotInstrument, VerifyInstrument
+from ge_core.passes.infra.manager import PassError, PassManager, PipelineStep
+from ge_core.passes.infra.switches import OptLevel, apply_switches, read_switch_file
 
 
 def f32(*shape: int) -> TensorDesc:
@@ -218,7 +218,7 @@ def test_malformed_switch_files_are_usage_errors(tmp_path: Path, content: str) -
 
 def test_compile_reports_progress_before_every_pass() -> None:
     import ge_core
-    from ge_core.samples import sample_bytes
+    from ge_core.samples.registry import sample_bytes
 
     seen: list[tuple[int, int, str]] = []
     compiled = ge_core.compile(sample_bytes("conv_bn_relu"), opt_level="O3",

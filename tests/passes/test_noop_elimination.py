@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 from ge_core.ir import Graph, TensorDesc
-from ge_core.passes.base import PassResult
-from ge_core.passes.constant_folding import ConstantFoldingPass
-from ge_core.passes.noop_elimination import NoOpEliminationPass
-from ge_core.samples import get_sample
+from ge_core.passes.cleanup.constant_folding import ConstantFoldingPass
+from ge_core.passes.cleanup.noop_elimination import NoOpEliminationPass
+from ge_core.passes.infra.base import PassResult
+from ge_core.samples.registry import get_sample
 from tests.passes.pass_helpers import F32, NodeSpec, build, load, run_and_compare
 
 I64 = np.int64

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ge_core.ir import Graph, TensorDesc
-from ge_core.passes.postdom import ROOT, graph_post_dominators, post_dominator_tree
+from ge_core.passes.fusion.ub.postdom import ROOT, graph_post_dominators, post_dominator_tree
 
 EXIT = -1
 

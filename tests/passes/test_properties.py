@@ -22,12 +22,12 @@ import pytest
 
 import ge_core
 from ge_core.ir.graph import Graph
-from ge_core.passes.base import GraphPass, Stage
-from ge_core.passes.infer_shapes import InferShapePass
-from ge_core.passes.instruments import Instrument, PassStep, VerifyInstrument, relative_error
-from ge_core.passes.manager import PassManager, PipelineStep
+from ge_core.passes.cleanup.infer_shapes import InferShapePass
+from ge_core.passes.infra.base import GraphPass, Stage
+from ge_core.passes.infra.instruments import Instrument, PassStep, VerifyInstrument, relative_error
+from ge_core.passes.infra.manager import PassManager, PipelineStep
+from ge_core.passes.infra.pipeline import all_passes, default_pipeline
 from ge_core.passes.npu import LOWERING_PASSES
-from ge_core.passes.pipeline import all_passes, default_pipeline
 from ge_core.runtime import execute
 from tests.passes.random_graphs import random_graph
 

@@ -14,12 +14,12 @@ from onnx import TensorProto, helper, numpy_helper
 
 import ge_core
 from ge_core.ir import Graph
-from ge_core.passes.base import PassResult
-from ge_core.passes.constant_folding import ConstantFoldingPass
-from ge_core.passes.dead_code import PrunePass
-from ge_core.passes.instruments import relative_error
-from ge_core.passes.reshape_chain import ReshapeChainPass, inserted_ones
-from ge_core.samples import get_sample, sample_bytes
+from ge_core.passes.cleanup.constant_folding import ConstantFoldingPass
+from ge_core.passes.cleanup.dead_code import PrunePass
+from ge_core.passes.cleanup.reshape_chain import ReshapeChainPass, inserted_ones
+from ge_core.passes.infra.base import PassResult
+from ge_core.passes.infra.instruments import relative_error
+from ge_core.samples.registry import get_sample, sample_bytes
 
 
 def node(op: str, inputs: list[str], output: str, **attrs: Any) -> onnx.NodeProto:

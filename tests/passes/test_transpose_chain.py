@@ -12,10 +12,10 @@ from onnx import TensorProto, helper
 
 import ge_core
 from ge_core.ir import Graph
-from ge_core.passes.base import PassResult
-from ge_core.passes.instruments import relative_error
-from ge_core.passes.transpose_chain import TransposeChainPass
-from ge_core.samples import get_sample, sample_bytes
+from ge_core.passes.cleanup.transpose_chain import TransposeChainPass
+from ge_core.passes.infra.base import PassResult
+from ge_core.passes.infra.instruments import relative_error
+from ge_core.samples.registry import get_sample, sample_bytes
 
 
 def node(op: str, inputs: list[str], output: str, **attrs: Any) -> onnx.NodeProto:

@@ -11,15 +11,15 @@ from onnx import TensorProto, helper, numpy_helper
 
 import ge_core
 from ge_core.compiler import CompiledModel
-from ge_core.dump import fusion_result
+from ge_core.debugging.dump import fusion_result
+from ge_core.hardware.ub_working_set import WorkingSet, working_set
 from ge_core.ir import Graph, TensorDesc
-from ge_core.passes.base import FusionDecision, PassResult
-from ge_core.passes.instruments import relative_error
-from ge_core.passes.manager import PipelineStep
-from ge_core.passes.pipeline import default_pipeline
-from ge_core.passes.ub_fusion import UbFusionPass
-from ge_core.passes.ub_working_set import WorkingSet, working_set
-from ge_core.samples import get_sample, sample_bytes
+from ge_core.passes.fusion.ub.ub_fusion import UbFusionPass
+from ge_core.passes.infra.base import FusionDecision, PassResult
+from ge_core.passes.infra.instruments import relative_error
+from ge_core.passes.infra.manager import PipelineStep
+from ge_core.passes.infra.pipeline import default_pipeline
+from ge_core.samples.registry import get_sample, sample_bytes
 from tests.passes.fusion_cases import node, run_observed
 
 RNG = np.random.default_rng(0)
@@ -242,7 +242,7 @@ def test_switch_file_keeps_the_dry_run_log() -> None:
 
 def test_cycle_check_fires_as_a_guard(monkeypatch: pytest.MonkeyPatch) -> None:
     """The grouping never makes a non-convex group; if one slipped through, ir.fusion's check refuses it."""
-    import ge_core.passes.ub_fusion as module
+    import ge_core.passes.fusion.ub.ub_fusion as module
 
     g = diamond()
     monkeypatch.setattr(module, "cycle_through", lambda graph, group: graph.node("a"))

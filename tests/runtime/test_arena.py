@@ -18,9 +18,9 @@ from ge_core.errors import ExecutionError, ModelError, UsageError
 from ge_core.ir import Graph, TensorDesc
 from ge_core.memory.lifetimes import compute_lifetimes
 from ge_core.memory.plan import Allocation, MemoryPlan, PlanStep
-from ge_core.passes.instruments import relative_error
+from ge_core.passes.infra.instruments import relative_error
 from ge_core.runtime import ArenaExecutor, Executor
-from ge_core.samples import get_sample, sample_bytes
+from ge_core.samples.registry import get_sample, sample_bytes
 
 F32 = "float32"
 ALIGN = 512

@@ -16,8 +16,8 @@ import pytest
 from onnx import helper
 
 import ge_core
-from ge_core.cli import main
-from ge_core.samples import Sample, list_samples, sample_bytes
+from ge_core.cli.main import main
+from ge_core.samples.registry import Sample, list_samples, sample_bytes
 
 RELATIVE_TOLERANCE = 1e-3
 
@@ -79,7 +79,7 @@ def test_cli_run_matches_onnxruntime(sample: Sample, tmp_path: Path, capsys: pyt
 @pytest.mark.slow
 @pytest.mark.parametrize("sample", RUNNABLE, ids=lambda s: s.name)
 def test_compiles_at_o3_with_a_record_per_pass(sample: Sample) -> None:
-    from ge_core.passes.pipeline import default_pipeline
+    from ge_core.passes.infra.pipeline import default_pipeline
 
     compiled = ge_core.compile(sample_bytes(sample.name), input_shapes=sample.input_shapes or None,
                                opt_level="O3", verify=True)

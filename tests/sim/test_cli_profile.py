@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ge_core.cli import main
+from ge_core.cli.main import main
 
 
 def test_profile_writes_report_and_trace(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -12,8 +12,8 @@ import onnx
 import pytest
 
 import ge_core
-from ge_core.cli import main
-from ge_core.samples import get_sample, sample_bytes
+from ge_core.cli.main import main
+from ge_core.samples.registry import get_sample, sample_bytes
 from ge_core.sim import SimResult, simulate
 from tests.runtime.test_models import RELATIVE_TOLERANCE, ort_run, relative_error, with_pre_softmax_outputs
 

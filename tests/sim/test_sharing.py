@@ -7,7 +7,7 @@ import pytest
 
 import ge_core
 from ge_core.hardware import load_profile
-from ge_core.samples import get_sample, sample_bytes
+from ge_core.samples.registry import get_sample, sample_bytes
 from ge_core.sim import OpRow, kernel_cost
 from ge_core.sim.precision import parse_precision
 from ge_core.sim.signature import signature

@@ -11,7 +11,7 @@ import pytest
 import ge_core
 from ge_core.errors import UsageError
 from ge_core.hardware import load_profile
-from ge_core.samples import get_sample, sample_bytes
+from ge_core.samples.registry import get_sample, sample_bytes
 from ge_core.sim import SimResult, simulate
 from ge_core.sim.precision import parse_precision
 from ge_core.sim.simulator import schedule_of

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import ge_core
-from ge_core.samples import sample_bytes
+from ge_core.samples.registry import sample_bytes
 from ge_core.sim import UNITS, SimResult, simulate
 from ge_core.sim.tables import OP_COLUMNS, op_table, roofline_lines, roofline_points, unit_timeline, unit_totals
 

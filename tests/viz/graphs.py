@@ -9,7 +9,7 @@ import numpy as np
 import ge_core
 from ge_core.ir import Graph, TensorDesc
 from ge_core.ir.fusion import fuse
-from ge_core.samples import LIGHT_DIR
+from ge_core.samples.registry import LIGHT_DIR
 
 
 def f32(*shape: int) -> TensorDesc:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ge_core
 from ge_core.memory.plan import Allocation, MemoryPlan, PlanStep
-from ge_core.samples import sample_bytes
+from ge_core.samples.registry import sample_bytes
 from ge_core.viz.memory import alive_at_peak, allocation_rectangles, live_bytes_timeline
 
 

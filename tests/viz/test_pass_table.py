@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import ge_core
-from ge_core.samples import sample_bytes
+from ge_core.samples.registry import sample_bytes
 from ge_core.viz.pass_table import PASS_COLUMNS, decision_table, pass_table
 
 

@@ -9,7 +9,7 @@ import pytest
 
 import ge_core
 from ge_core.compiler import CompiledModel
-from ge_core.samples import DEFAULT_SAMPLE, sample_bytes
+from ge_core.samples.registry import DEFAULT_SAMPLE, sample_bytes
 from ge_core.viz.node_index import SEP
 from ge_core.viz.node_picker import REMOVED_TAG, inspect_node, node_choices
 from ge_core.viz.pass_steps import graphs_around, pass_steps

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from ge_core.frontend.summary import ModelSummary, TensorInfo
 from ge_core.ops import REGISTRY
-from ge_core.summary import ModelSummary, TensorInfo
 from ge_core.viz import format_bytes, format_count, op_table, tensor_table
 
 

@@ -1,16 +1,2 @@
-"""Graph fusion: declarative pattern rewrites (GE's PatternFusionBasePass), each decision explained.
-
-pattern.py declares patterns as data and matches them; driver.py runs a pass's patterns, judges every
-candidate and logs a FusionDecision for each; one file per pattern family holds its patterns and pass.
-"""
-
-from ge_core.passes.fusion.attention import AttentionFusionPass
-from ge_core.passes.fusion.conv_activation import ConvActivationFusionPass
-from ge_core.passes.fusion.driver import PatternFusionPass
-from ge_core.passes.fusion.gelu import GeluFusionPass
-from ge_core.passes.fusion.hard_activation import HardActivationFusionPass
-from ge_core.passes.fusion.layer_norm import LayerNormFusionPass
-from ge_core.passes.fusion.matmul_add import MatMulAddFusionPass
-
-__all__ = ["AttentionFusionPass", "ConvActivationFusionPass", "GeluFusionPass", "HardActivationFusionPass",
-           "LayerNormFusionPass", "MatMulAddFusionPass", "PatternFusionPass"]
+"""Operator fusion: graph fusion (pattern rewrites, fusion/graph) and UB fusion (chains kept in the Unified
+Buffer, fusion/ub), every candidate's decision logged."""

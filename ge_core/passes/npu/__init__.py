@@ -11,8 +11,8 @@ layout is what each TensorDesc records (`format`, `device_shape`, `device_nbytes
 
 from __future__ import annotations
 
-from ge_core.passes.base import Stage
-from ge_core.passes.manager import PipelineStep
+from ge_core.passes.infra.base import Stage
+from ge_core.passes.infra.manager import PipelineStep
 from ge_core.passes.npu.breadth import TransDataBreadthFusionPass
 from ge_core.passes.npu.format_selection import FormatSelectionPass
 from ge_core.passes.npu.symmetry import TransDataSymmetryEliminationPass

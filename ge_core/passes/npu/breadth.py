@@ -7,9 +7,9 @@ from typing import ClassVar
 
 from ge_core.ir.graph import Graph
 from ge_core.ir.node import Node
-from ge_core.passes.base import PassResult
+from ge_core.passes.infra.base import PassResult
+from ge_core.passes.infra.rewrite import control_pinned
 from ge_core.passes.npu.edits import formats_of, is_transdata, rebind_bodies
-from ge_core.passes.rewrite import control_pinned
 
 
 @dataclass(frozen=True)

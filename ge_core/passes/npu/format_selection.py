@@ -9,7 +9,7 @@ from typing import ClassVar
 from ge_core.ir.formats import NC1HWC0
 from ge_core.ir.graph import Graph
 from ge_core.ir.node import Node
-from ge_core.passes.base import PassResult
+from ge_core.passes.infra.base import PassResult
 from ge_core.passes.npu.edits import convert_input, convert_output, in_format, rebind_bodies
 from ge_core.passes.npu.rules import Rule, feature_map_problem
 from ge_core.passes.npu.select import ORIGIN, Choice, is_candidate, select_formats

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from ge_core.ir.graph import Graph
-from ge_core.passes.base import PassResult
+from ge_core.passes.infra.base import PassResult
 
 DEFAULT_HARDWARE = "ascend910"
 

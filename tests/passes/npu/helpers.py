@@ -10,7 +10,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 import ge_core
 from ge_core.ir import Graph
-from ge_core.passes.instruments import relative_error
+from ge_core.passes.infra.instruments import relative_error
 from ge_core.passes.npu.edits import is_transdata
 
 RNG = np.random.default_rng(0)

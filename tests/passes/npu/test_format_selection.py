@@ -7,7 +7,7 @@ import numpy as np
 
 from ge_core.ir import Graph
 from ge_core.ir.formats import FRACTAL_Z, NC1HWC0
-from ge_core.passes.base import GraphPass, PassResult
+from ge_core.passes.infra.base import GraphPass, PassResult
 from ge_core.passes.npu import FormatSelectionPass, TransDataBreadthFusionPass, TransDataSymmetryEliminationPass
 from ge_core.passes.npu.check import format_problems
 from tests.passes.npu.helpers import build, node, same_outputs, transdata, weight

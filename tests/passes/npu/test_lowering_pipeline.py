@@ -12,15 +12,15 @@ import onnxruntime as ort
 import pytest
 
 import ge_core
-from ge_core.cli import main
-from ge_core.dump import write_dumps
+from ge_core.cli.main import main
+from ge_core.debugging.dump import write_dumps
 from ge_core.errors import UsageError
 from ge_core.frontend.onnx_export import is_standard, to_onnx
-from ge_core.passes.base import Stage
+from ge_core.passes.infra.base import Stage
+from ge_core.passes.infra.pipeline import all_passes, default_pipeline
 from ge_core.passes.npu import LOWERING_PASSES
 from ge_core.passes.npu.report import transdata_count
-from ge_core.passes.pipeline import all_passes, default_pipeline
-from ge_core.samples import get_sample, sample_bytes
+from ge_core.samples.registry import get_sample, sample_bytes
 
 SAMPLE = "residual_block"
 

@@ -18,12 +18,12 @@ import ge_core
 from ge_core.compiler import CompiledModel
 from ge_core.ir.graph import Graph
 from ge_core.ops import REGISTRY
-from ge_core.passes.instruments import VerifyInstrument
-from ge_core.passes.manager import PassManager
+from ge_core.passes.infra.instruments import VerifyInstrument
+from ge_core.passes.infra.manager import PassManager
+from ge_core.passes.infra.pipeline import default_pipeline
 from ge_core.passes.npu import LOWERING_PASSES, lowering_steps
 from ge_core.passes.npu.check import format_problems
 from ge_core.passes.npu.edits import formats_of, is_transdata
-from ge_core.passes.pipeline import default_pipeline
 from tests.passes.test_properties import (
     BIG_SEEDS,
     PIPELINE_SEEDS,

@@ -7,11 +7,11 @@ import pytest
 
 import ge_core
 from ge_core.ops import REGISTRY
-from ge_core.passes.instruments import relative_error
+from ge_core.passes.infra.instruments import relative_error
 from ge_core.passes.npu import LOWERING_PASSES
 from ge_core.passes.npu.check import format_problems
 from ge_core.passes.npu.report import transdata_count
-from ge_core.samples import get_sample, sample_bytes
+from ge_core.samples.registry import get_sample, sample_bytes
 from tests.passes.npu.test_lowering_properties import leftovers
 
 # sample -> TransData after lowering at O3: the network input into NC1HWC0, and back to NCHW where the

@@ -1,0 +1,116 @@
+"""Graph dumps per pass, like GE's DUMP_GE_GRAPH: readable text, JSON and (standard graphs) ONNX per step.
+
+    000_PreRunBegin_input.txt / .json / .onnx
+    001_AfterInfershape_infer_shape.txt / .json / .onnx
+    002_OptimizeOriginalGraph_constant_folding.txt / .json / .onnx
+    ...
+
+The .onnx file is written only while every node is a standard ONNX op (`is_standard`); it opens in
+Netron or ONNX Runtime. The text header says whether it was written and, if not, why.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import tempfile
+import zipfile
+from pathlib import Path
+
+from ge_core.compiler import CompiledModel
+from ge_core.errors import GEError
+from ge_core.frontend.onnx_export import is_standard, nonstandard_nodes, to_onnx
+from ge_core.ir.graph import Graph
+from ge_core.passes.infra.base import Stage, snake_name
+from ge_core.passes.infra.instruments import PassRecord
+
+
+def write_dumps(compiled: CompiledModel, directory: str | Path, *, onnx: bool = True) -> list[Path]:
+    """Write the input graph and the graph after every pass; returns the files written, in order.
+
+    `onnx=False` leaves out the .onnx files: each holds the model's weights, too big to zip per pass for
+    a large model."""
+    folder = Path(directory)
+    folder.mkdir(parents=True, exist_ok=True)
+    # Unchanged passes share one snapshot: export it once. None: no ONNX files at all.
+    onnx_cache: dict[int, bytes | str] | None = {} if onnx else None
+    written = _write(folder, f"000_{Stage.PRE_RUN_BEGIN}_input", compiled.input_graph,
+                     [f"# stage {Stage.PRE_RUN_BEGIN}: the graph as imported", f"# nodes {len(compiled.input_graph)}"],
+                     onnx_cache)
+    for record in compiled.records:
+        graph = record.snapshot if record.snapshot is not None else compiled.graph
+        stem = f"{record.index:03d}_{record.stage}_{snake_name(record.name)}"
+        written += _write(folder, stem, graph, _header(record), onnx_cache)
+    if any(r.decisions for r in compiled.records):
+        path = folder / "fusion_result.json"
+        path.write_text(json.dumps(fusion_result(compiled.records), indent=2), encoding="utf-8")
+        written.append(path)
+    return written
+
+
+def dump_zip(compiled: CompiledModel, folder_name: str = "dumps", *, onnx: bool = True) -> bytes:
+    """The dumps of `write_dumps` plus the compile report, as one zip built in a private temporary folder
+    (never a path a user chose); every entry sits under `folder_name/`."""
+    with tempfile.TemporaryDirectory(prefix="ge_dump_") as tmp:
+        files = write_dumps(compiled, tmp, onnx=onnx)
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+            for path in files:
+                archive.write(path, f"{folder_name}/{path.name}")
+            archive.writestr(f"{folder_name}/report.json", json.dumps(compiled.report, indent=2) + "\n")
+    return buffer.getvalue()
+
+
+def fusion_result(records: list[PassRecord]) -> dict[str, dict[str, dict[str, dict[str, str]]]]:
+    """GE's fusion_result.json: per fusion pass, how often a pattern matched and how often it was applied."""
+    from ge_core.passes.infra.pipeline import all_passes
+
+    kinds = {p.name: getattr(p, "fusion_kind", "graph") for p in all_passes()}
+    result: dict[str, dict[str, dict[str, str]]] = {"graph_fusion": {}, "ub_fusion": {}}
+    for record in records:
+        if not record.decisions:
+            continue
+        section = result["ub_fusion" if kinds.get(record.name) == "ub" else "graph_fusion"]
+        entry = section.setdefault(record.name, {"match_times": "0", "effect_times": "0"})
+        entry["match_times"] = str(int(entry["match_times"]) + len(record.decisions))
+        entry["effect_times"] = str(int(entry["effect_times"]) + sum(d.accepted for d in record.decisions))
+    return {"session_and_graph_id_0_0": result}
+
+
+def _header(record: PassRecord) -> list[str]:
+    lines = [f"# pass {record.name} (stage {record.stage}), step {record.index}",
+             f"# changed {record.changed}; nodes {record.nodes_before} -> {record.nodes_after}; "
+             f"{record.seconds * 1e3:.2f} ms"]
+    lines += [f"# {note}" for note in record.notes]
+    lines += [f"# | {line}" if line else "# |" for line in record.description.splitlines()]
+    return lines
+
+
+def _write(folder: Path, stem: str, graph: Graph, header: list[str],
+           onnx_cache: dict[int, bytes | str] | None) -> list[Path]:
+    text_path, json_path, onnx_path = folder / f"{stem}.txt", folder / f"{stem}.json", folder / f"{stem}.onnx"
+    if onnx_cache is None:
+        model: bytes | str = "not asked for in this dump"
+    else:
+        if id(graph) not in onnx_cache:
+            onnx_cache[id(graph)] = _onnx_bytes(graph)
+        model = onnx_cache[id(graph)]
+    note = f"# onnx {onnx_path.name}" if isinstance(model, bytes) else f"# onnx not written: {model}"
+    text_path.write_text("\n".join([*header, note]) + "\n" + graph.to_text() + "\n", encoding="utf-8")
+    json_path.write_text(json.dumps(graph.to_json(), indent=1), encoding="utf-8")
+    if not isinstance(model, bytes):
+        return [text_path, json_path]
+    onnx_path.write_bytes(model)
+    return [text_path, json_path, onnx_path]
+
+
+def _onnx_bytes(graph: Graph) -> bytes | str:
+    """The serialized ONNX model, or why there is none (a non-standard op, or something ONNX cannot hold)."""
+    if not is_standard(graph):
+        odd = nonstandard_nodes(graph)
+        shown = ", ".join(f"'{n.name}' ({f'{n.domain}::' if n.domain else ''}{n.op_type})" for n in odd[:3])
+        return f"{len(odd)} node(s) are not standard ONNX ops: {shown}{' ...' if len(odd) > 3 else ''}"
+    try:
+        return to_onnx(graph).SerializeToString()
+    except GEError as err:
+        return str(err)

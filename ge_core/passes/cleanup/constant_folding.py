@@ -1,0 +1,101 @@
+"""ConstantFoldingPass: evaluate, once at compile time, every node that only depends on constants."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+from ge_core.ir.graph import Graph
+from ge_core.ir.limits import human_bytes
+from ge_core.ir.node import Node
+from ge_core.ir.tensor import TensorDesc
+from ge_core.ops import REGISTRY
+from ge_core.ops.registry import OpDef, Operand
+from ge_core.passes.infra.base import PassResult
+from ge_core.passes.infra.rewrite import NONDETERMINISTIC_OPS, control_pinned
+
+
+@dataclass(frozen=True)
+class ConstantFoldingPass:
+    """Compute at compile time every node whose inputs are all constants, and store the result as a constant.
+
+    Exported models are full of work that never depends on the input: weights reshaped or transposed,
+    shapes computed by Shape-Gather-Concat chains, scales multiplied together. GE folds it once while
+    compiling, so the device never runs it. Shape and Size of a tensor with a static shape fold too.
+    Outputs above `max_elements` stay as nodes so that the model file does not balloon.
+    """
+
+    name: ClassVar[str] = "ConstantFoldingPass"
+    max_elements: int = 1 << 20  # per node, summed over its outputs
+
+    def run(self, graph: Graph) -> PassResult:
+        keep = control_pinned(graph)
+        folded = created = 0
+        for node in graph.nodes:  # topological: a folded node's readers see constants when visited
+            op = REGISTRY.for_node(node)
+            if op is None or not self._may_fold(node, op, keep):
+                continue
+            values = self._evaluate(graph, node, op)
+            if values is None:
+                continue
+            graph.fold_to_constants(node, values)
+            folded += 1
+            created += sum(v.nbytes for v in values)
+        if not folded:
+            return PassResult(False)
+        return PassResult(True, (f"folded {folded} node(s) into constants ({human_bytes(created)} of constants "
+                                 "created)",))
+
+    @staticmethod
+    def _may_fold(node: Node, op: OpDef, keep: set[str]) -> bool:
+        # control edges are ordering the user asked for: leave such nodes to run
+        return (op.foldable and node.op_type not in NONDETERMINISTIC_OPS and not node.control_inputs
+                and node.name not in keep)
+
+    def _evaluate(self, graph: Graph, node: Node, op: OpDef) -> list[np.ndarray] | None:
+        """The node's output values, or None when it cannot (or should not) be folded."""
+        descs = [graph.desc(t) for t in node.outputs]
+        operands = [Operand(graph.desc(t), graph.constants.get(t)) if t else None for t in node.inputs]
+        values: list[np.ndarray | None] | None = None
+        value_fn = op.value
+        if value_fn is not None:  # Shape, Size: computed from the input's desc, no data needed
+            values = _call(lambda: value_fn(node, operands))
+        if not _complete(values, descs) and all(o is None or o.value is not None for o in operands):
+            if sum(d.numel or 0 for d in descs) > self.max_elements:
+                return None  # too big to hold as a constant (known before computing it)
+            values = _call(lambda: list(op.kernel(node, [o.value if o else None for o in operands])))
+        if values is None or not _complete(values, descs):
+            return None
+        arrays = [np.asarray(v) for v in values[: len(descs)]]
+        if sum(a.size for a in arrays) > self.max_elements or not _match(arrays, descs):
+            return None
+        return arrays
+
+
+def _call(fn: Callable[[], Sequence[np.ndarray | None]]) -> list[np.ndarray | None] | None:
+    """Run a kernel or value function; a failure leaves the node for the executor to report at run time."""
+    try:
+        with np.errstate(all="ignore"):  # ONNX semantics give inf/nan where numpy would warn
+            result = fn()
+    except Exception:
+        return None
+    return None if result is None else list(result)
+
+
+def _complete(values: list[np.ndarray | None] | None, descs: list[TensorDesc]) -> bool:
+    return values is not None and len(values) >= len(descs) and all(v is not None for v in values[: len(descs)])
+
+
+def _match(arrays: list[np.ndarray], descs: list[TensorDesc]) -> bool:
+    """The values are what inference promised (else readers' descs would no longer hold): fold only then."""
+    for array, desc in zip(arrays, descs, strict=True):
+        dtype = "str" if array.dtype.kind in "OUS" else array.dtype.name
+        if dtype != desc.dtype or array.ndim != desc.rank:
+            return False
+        if any(d >= 0 and d != s for d, s in zip(desc.shape, array.shape, strict=True)):
+            return False
+    return True
+

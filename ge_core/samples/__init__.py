@@ -1,0 +1,16 @@
+"""The bundled samples: small hand-built models, broken ones for debugging demos, onnx's real light
+architectures served with seeded random weights and calibrated BatchNorm statistics, and exported models."""
+
+from ge_core.samples.calibrate import calibrate_batch_norms
+from ge_core.samples.registry import (
+    DEFAULT_SAMPLE,
+    Sample,
+    get_sample,
+    light_model,
+    list_samples,
+    randomize_weights,
+    sample_bytes,
+)
+
+__all__ = ["DEFAULT_SAMPLE", "Sample", "calibrate_batch_norms", "get_sample", "light_model", "list_samples",
+           "randomize_weights", "sample_bytes"]
