@@ -1,30 +1,53 @@
 """GE Workbench core: ONNX -> GE Graph -> (passes) -> CPU executor / NPU simulator.
 
-The public API (see DESIGN.md, "Contracts"):
+The public API (see DESIGN.md, "Contracts"); the web UI reaches the library only through this module and
+`ge_core.viz`, `ge_core.debugging`, `ge_core.samples`, `ge_core.errors`, `ge_core.config`:
     ge_core.load_onnx(source, input_shapes=None) -> Graph
     ge_core.execute(graph, feeds) -> dict[str, np.ndarray]
-    ge_core.compile(graph, opt_level="O3") -> CompiledModel (.report, .run(feeds), .records)
+    ge_core.CompileConfig(...); ge_core.compile(graph, config) -> CompiledModel (.report, .run(feeds), .records)
+    ge_core.simulate(compiled, hardware) -> SimResult
 """
 
 from ge_core.compiler import CompiledModel, compile
+from ge_core.config import PRECISION_MODES, CompileConfig, MemoryConfig, pass_names
 from ge_core.errors import GEError
-from ge_core.frontend import import_onnx, load_onnx, parse_input_shapes
+from ge_core.frontend import ImportResult, import_onnx, load_onnx, parse_input_shapes
+from ge_core.frontend.summary import ModelSummary, summarize
+from ge_core.hardware import HardwareProfile, load_profile, profile_names
 from ge_core.ir import Graph, Node, TensorDesc
-from ge_core.runtime import Executor, execute, random_feeds
+from ge_core.passes.infra.instruments import PassRecord
+from ge_core.passes.infra.pipeline import OptLevel
+from ge_core.runtime import ExecutionResult, Executor, execute, random_feeds
+from ge_core.sim import SimResult, simulate
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "PRECISION_MODES",
+    "CompileConfig",
     "CompiledModel",
+    "ExecutionResult",
     "Executor",
     "GEError",
     "Graph",
+    "HardwareProfile",
+    "ImportResult",
+    "MemoryConfig",
+    "ModelSummary",
     "Node",
+    "OptLevel",
+    "PassRecord",
+    "SimResult",
     "TensorDesc",
     "compile",
     "execute",
     "import_onnx",
     "load_onnx",
+    "load_profile",
     "parse_input_shapes",
+    "pass_names",
+    "profile_names",
     "random_feeds",
+    "simulate",
+    "summarize",
 ]

@@ -14,16 +14,17 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from ge_core.config import CompileConfig, MemoryConfig
 from ge_core.errors import UsageError
 from ge_core.frontend import load_onnx
+from ge_core.hardware import load_profile
 from ge_core.ir.graph import Graph
-from ge_core.memory import MemoryPlan, check_strategy, plan_memory, static_problem, validate_plan
-from ge_core.memory.order import MEMORY_ORDERS, memory_aware_order, order_peak_bytes
+from ge_core.memory import MemoryPlan, plan_memory, static_problem, validate_plan
+from ge_core.memory.order import memory_aware_order, order_peak_bytes
 from ge_core.ops import REGISTRY
 from ge_core.passes.infra.instruments import (
     Instrument,
@@ -34,8 +35,7 @@ from ge_core.passes.infra.instruments import (
     VerifyInstrument,
 )
 from ge_core.passes.infra.manager import PassManager, PipelineStep
-from ge_core.passes.infra.pipeline import all_passes, default_pipeline, without
-from ge_core.passes.infra.switches import CompileConfig, OptLevel, apply_switches, read_switch_file
+from ge_core.passes.infra.pipeline import default_pipeline, named_steps, without
 from ge_core.runtime import Executor
 from ge_core.runtime.arena import ArenaExecutor
 
@@ -105,6 +105,7 @@ class CompiledModel:
     def report(self) -> dict[str, Any]:
         """The compile report (DESIGN.md contract): timing, passes, kernel count."""
         return {
+            "config": self.config.to_json(),
             "compile_seconds": round(self.compile_seconds, 6),
             "opt_level": str(self.config.opt_level),
             "passes": [r.to_json() for r in self.records],
@@ -129,49 +130,37 @@ def pass_sections(records: Iterable[PassRecord]) -> dict[str, list[dict[str, Any
 
 def compile(  # shadows the builtin on purpose: the public contract is ge_core.compile
     source: Graph | str | os.PathLike[str] | bytes,
+    config: CompileConfig | None = None,
     *,
-    opt_level: OptLevel | str = OptLevel.O3,
-    input_shapes: str | Mapping[str, Sequence[int]] | None = None,
-    disabled: Iterable[str] = (),
-    switch_file: str | Path | None = None,
     pipeline: Sequence[PipelineStep] | None = None,
-    verify: bool = False,
     numeric_feeds: Mapping[str, np.ndarray] | None = None,
     numeric_tolerance: float | None = None,
-    memory_reuse: bool = True,
-    memory_strategy: str = "auto",
-    memory_alignment: int = 512,
-    memory_no_copy_concat: bool = True,
-    memory_order: str = "graph",
-    hardware: str | os.PathLike[str] | None = None,
     progress: Callable[[int, int, str], None] | None = None,
+    **options: Any,
 ) -> CompiledModel:
-    """Compile a graph (or an ONNX path/bytes) at `opt_level`; the caller's Graph is never modified.
+    """Compile a graph (or an ONNX path/bytes) as `config` says; the caller's Graph is never modified.
 
-    `pipeline` replaces the default steps (reorder or pick passes in the API); `disabled` and
-    `switch_file` turn passes off by name; `verify` runs graph.verify() after every pass; with
-    `numeric_feeds` every pass is also run for numbers and its max error per output recorded.
-    `memory_*` drive the memory plan (GE's ge.exec.disableReuseMemory is memory_reuse=False;
-    memory_no_copy_concat=False makes every Concat copy its inputs; memory_order="memory_aware" reorders
-    the final graph when another topological order lowers the peak); graphs with
-    dynamic activation shapes get none (report["memory"]["skipped"] says why).
-    `hardware` (a profile name such as "ascend910", or a profile .json path) lowers the graph for that NPU
-    after the default steps (formats, TransData, tiling: ge_core/passes/npu); None keeps the compile
-    target-independent. A custom `pipeline` runs as given (add `lowering_steps(hardware)` to it yourself).
+    Without a config, keyword `options` build one (`CompileConfig.build`: opt_level, input_shapes,
+    disabled, switch_file, hardware, verify, memory_reuse ...); giving both is refused. A Graph source is
+    taken as it is (its input shapes were fixed when it was loaded); a path or bytes is loaded with the
+    config's input_shapes. What the config cannot hold because it is code or data, not configuration:
+    `pipeline` (pass objects) replaces the default steps; `numeric_feeds` runs every pass for numbers and
+    records its max error per output, failing one that moves them more than `numeric_tolerance`;
     `progress(done, total, pass name)` is called before each pass (the web page's progress bar).
+    Graphs with dynamic activation shapes get no memory plan (report["memory"]["skipped"] says why).
     """
-    check_strategy(memory_strategy)
-    if memory_order not in MEMORY_ORDERS:
-        raise UsageError(f"unknown memory order '{memory_order}'.", hint=f"Known orders: {', '.join(MEMORY_ORDERS)}.")
+    if config is None:
+        config = CompileConfig.build(**options)
+    elif options:
+        raise UsageError(f"compile() got a config and keyword options too ({', '.join(sorted(options))}).",
+                         hint="Put every option in the config, e.g. dataclasses.replace(config, opt_level='O1').")
     start = time.perf_counter()
     with gc_paused():
-        graph = source.copy() if isinstance(source, Graph) else load_onnx(source, input_shapes)
-        config = _config(opt_level, disabled, switch_file, verify, numeric_tolerance, hardware)
-        default = default_pipeline(config.opt_level, config.hardware)
-        steps = without(pipeline if pipeline is not None else default, config.disabled)
+        graph = source.copy() if isinstance(source, Graph) else load_onnx(source, config.input_shapes or None)
+        steps = compile_steps(config, pipeline)
         snapshots = SnapshotInstrument()
         instruments: list[Instrument] = [snapshots]
-        if verify:
+        if config.verify:
             instruments.append(VerifyInstrument())
         if numeric_feeds is not None:
             instruments.append(NumericsInstrument(numeric_feeds, numeric_tolerance))
@@ -180,30 +169,44 @@ def compile(  # shadows the builtin on purpose: the public contract is ge_core.c
         input_graph = graph.copy()
         snapshots.last = input_graph
         records = PassManager(steps, instruments).run(graph)
-        memory = _memory_plan(graph, memory_reuse, memory_strategy, memory_alignment, memory_no_copy_concat,
-                              memory_order)
+        memory = _memory_plan(graph, config.memory)
         plan = ExecutionPlan.of(graph, no_task=set(memory.no_copy_concats) if memory is not None else set())
-    extra = {"hardware": _hardware_name(config.hardware)} if config.hardware is not None else {}
+    extra = {"hardware": load_profile(config.hardware).name} if config.hardware is not None else {}
     return CompiledModel(graph, input_graph, config, records, plan, time.perf_counter() - start,
                          extra_report=extra, memory=memory)
 
 
-def _memory_plan(graph: Graph, reuse: bool, strategy: str, alignment: int, no_copy_concat: bool,
-                 order: str) -> MemoryPlan | None:
+def compile_steps(config: CompileConfig, pipeline: Sequence[PipelineStep] | None = None) -> list[PipelineStep]:
+    """The steps a compile runs: `pipeline`, else the config's named pipeline, else the opt level's
+    default (with the NPU lowering when the config has a hardware target); passes switched off dropped."""
+    if pipeline is not None and config.pipeline is not None:
+        raise UsageError("compile() got pass objects (pipeline=) and a config naming a pipeline.",
+                         hint="Give one of them.")
+    if pipeline is not None:
+        steps = list(pipeline)
+    elif config.pipeline is not None:
+        steps = named_steps(config.pipeline, config.hardware)
+    else:
+        steps = default_pipeline(config.opt_level, config.hardware)
+    return without(steps, config.disabled_passes)
+
+
+def _memory_plan(graph: Graph, memory: MemoryConfig) -> MemoryPlan | None:
     """The validated memory plan of the final graph, or None while an activation's size is unknown.
     The best memory-aware order is always looked for and reported; with order="memory_aware" the graph
     adopts it (it runs in that order)."""
     if static_problem(graph) is not None:
         return None
-    better, better_peak = memory_aware_order(graph, alignment)
-    graph_peak = order_peak_bytes(graph, list(graph.nodes), alignment)
-    if order == "memory_aware" and better_peak < graph_peak:
+    better, better_peak = memory_aware_order(graph, memory.alignment)
+    graph_peak = order_peak_bytes(graph, list(graph.nodes), memory.alignment)
+    if memory.order == "memory_aware" and better_peak < graph_peak:
         graph.reorder(better)
-    memory = plan_memory(graph, alignment=alignment, strategy=strategy, reuse=reuse, no_copy_concat=no_copy_concat)
-    validate_plan(memory, graph)
-    memory.execution_order = order
-    memory.graph_order_min_bytes, memory.memory_aware_min_bytes = graph_peak, better_peak
-    return memory
+    plan = plan_memory(graph, alignment=memory.alignment, strategy=memory.strategy, reuse=memory.reuse,
+                       no_copy_concat=memory.no_copy_concat)
+    validate_plan(plan, graph)
+    plan.execution_order = memory.order
+    plan.graph_order_min_bytes, plan.memory_aware_min_bytes = graph_peak, better_peak
+    return plan
 
 
 _gc_lock = threading.Lock()
@@ -233,21 +236,3 @@ def gc_paused() -> Iterator[None]:
             _gc_depth -= 1
             if _gc_depth == 0 and _gc_was_enabled:
                 gc.enable()
-
-
-def _config(opt_level: OptLevel | str, disabled: Iterable[str], switch_file: str | Path | None,
-            verify: bool, numeric_tolerance: float | None, hardware: str | os.PathLike[str] | None) -> CompileConfig:
-    switches = {name: False for name in disabled}
-    if switch_file is not None:
-        switches.update(read_switch_file(switch_file))
-    off = apply_switches(switches, [p.name for p in all_passes()]) if switches else frozenset()
-    target = None if hardware is None else str(hardware)
-    if target is not None:
-        _hardware_name(target)  # an unknown name is refused now, listing the known ones
-    return CompileConfig(OptLevel.parse(opt_level), off, verify, numeric_tolerance, target)
-
-
-def _hardware_name(hardware: str) -> str:
-    from ge_core.hardware import load_profile
-
-    return load_profile(hardware).name

@@ -77,11 +77,11 @@ def test_a_broken_model_replays_with_the_refusal(tmp_path: Path) -> None:
 
 
 def test_replay_commands_without_inputs_or_shapes() -> None:
-    commands = replay_commands("", "O1", has_inputs=False)
+    commands = replay_commands(ge_core.CompileConfig(opt_level="O1"), has_inputs=False)
     assert [c.argv[0] for c in commands] == ["inspect", "compile", "run"]
     assert "--inputs" not in commands[2].argv and "--input-shape" not in commands[1].argv
     assert commands[1].shell.startswith("python3 -m ge_core compile model.onnx --opt-level O1")
-    quoted = replay_commands("x:1,3;y:2", "O3", has_inputs=True)[2].shell
+    quoted = replay_commands(ge_core.CompileConfig(input_shapes="x:1,3;y:2"), has_inputs=True)[2].shell
     assert "'x:1,3;y:2'" in quoted  # the ';' survives a shell
 
 

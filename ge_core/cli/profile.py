@@ -14,73 +14,53 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-import numpy as np
-
-from ge_core.cli.memory_options import add_memory_options, memory_kwargs
-
-if TYPE_CHECKING:
-    from ge_core.compiler import CompiledModel
-    from ge_core.sim import SimResult
+from ge_core.cli.options import compile_options, config_from_args, model_options, read_npz, source_of
+from ge_core.cli.verbs import RUN_OPT_LEVEL, cmd_run, print_outputs
+from ge_core.compiler import CompiledModel
+from ge_core.compiler import compile as ge_compile
+from ge_core.sim import SimResult, simulate
 
 DEFAULT_HARDWARE = "ascend910"
 
 
-def _precision_help() -> str:
-    from ge_core.sim import PRECISION_MODES
-
-    return f"ATC precision mode: {', '.join(PRECISION_MODES)} (default force_fp32)"
-
-
-def add_hardware_options(parser: argparse.ArgumentParser, *, with_hardware: bool = True) -> None:
-    if with_hardware:
-        parser.add_argument("--hardware", default=DEFAULT_HARDWARE,
-                            help="NPU profile: ascend310, ascend910 (default), ascend910b, or a profile .json")
-    parser.add_argument("--precision-mode", "--precision_mode", dest="precision_mode", default="force_fp32",
-                        help=_precision_help())
-
-
-def add_run_backend_options(run: argparse.ArgumentParser) -> None:
-    """`run --backend cpu|npu` (+ the NPU's profile and precision mode)."""
-    run.add_argument("--backend", choices=("cpu", "npu"), default="cpu",
-                     help="cpu: the reference executor (default); npu: the simulated NPU (real outputs, timing)")
-    add_hardware_options(run)
-
-
-def add_profile_verb(verbs: Any, common: argparse.ArgumentParser) -> None:
-    prof = verbs.add_parser("profile", parents=[common], help="simulate the model on an NPU: per-op timing, trace")
-    prof.add_argument("--opt-level", "--oo_level", dest="opt_level", default="O3", help="O0, O1 or O3 (default)")
-    prof.add_argument("--fusion-switch-file", "--fusion_switch_file", dest="switch_file",
-                      help="turn passes off by name: lines 'PassName:off', or GE's JSON switch file")
-    add_hardware_options(prof)
+def add_profile_verb(verbs: Any) -> None:
+    prof = verbs.add_parser("profile", parents=[model_options(), compile_options()],
+                            help="simulate the model on an NPU: per-op timing, trace")
     prof.add_argument("--report", help="write the profile report (JSON) here")
     prof.add_argument("--trace", help="write a Chrome trace (JSON; open it in https://ui.perfetto.dev) here")
     prof.add_argument("--inputs", help="an .npz file keyed by input name (default: seeded random inputs)")
     prof.add_argument("--seed", type=int, default=0, help="seed for random inputs (default 0)")
     prof.add_argument("--top", type=int, default=15, help="print the N slowest kernels (default 15)")
-    add_memory_options(prof)
     prof.set_defaults(func=cmd_profile)
 
 
-def compile_for(args: argparse.Namespace) -> CompiledModel:
-    from ge_core.cli.main import _input_shapes, _source
-    from ge_core.compiler import compile as ge_compile
+def add_run_backend_option(run: argparse.ArgumentParser) -> None:
+    """`run --backend cpu|npu` (the NPU's profile and precision mode are compile options)."""
+    run.add_argument("--backend", choices=("cpu", "npu"), default="cpu",
+                     help="cpu: the reference executor (default); npu: the simulated NPU (real outputs, timing)")
+    run.set_defaults(func=cmd_run_on_backend)
 
-    return ge_compile(_source(args.model), input_shapes=_input_shapes(args), opt_level=args.opt_level,
-                      switch_file=getattr(args, "switch_file", None), hardware=args.hardware, **memory_kwargs(args))
+
+def cmd_run_on_backend(args: argparse.Namespace) -> int:
+    return cmd_run_npu(args) if args.backend == "npu" else cmd_run(args)
+
+
+def compile_for_npu(args: argparse.Namespace, default_opt_level: str = "O3") -> CompiledModel:
+    config = config_from_args(args, default_opt_level=default_opt_level, default_hardware=DEFAULT_HARDWARE)
+    return ge_compile(source_of(args), config)
 
 
 def simulate_for(args: argparse.Namespace, compiled: CompiledModel) -> SimResult:
-    from ge_core.cli.main import _read_npz
-    from ge_core.sim import simulate
-
-    feeds = _read_npz(args.inputs) if args.inputs else None
-    return simulate(compiled, args.hardware, feeds, precision=args.precision_mode, seed=args.seed)
+    feeds = read_npz(args.inputs) if args.inputs else None
+    config = compiled.config
+    return simulate(compiled, config.hardware or DEFAULT_HARDWARE, feeds, precision=config.precision_mode,
+                    seed=args.seed)
 
 
 def cmd_profile(args: argparse.Namespace) -> int:
-    compiled = compile_for(args)
+    compiled = compile_for_npu(args)
     result = simulate_for(args, compiled)
     print(_summary(result, compiled))
     print(kernel_table(result, args.top))
@@ -97,15 +77,9 @@ def cmd_profile(args: argparse.Namespace) -> int:
 
 def cmd_run_npu(args: argparse.Namespace) -> int:
     """`run --backend npu`: the simulated NPU's outputs (same printout and .npz as the CPU backend)."""
-    from ge_core.cli.main import _stats
-
-    compiled = compile_for(args)
+    compiled = compile_for_npu(args, RUN_OPT_LEVEL)
     result = simulate_for(args, compiled)
-    for name, value in result.outputs.items():
-        print(f"{name}: {value.dtype}{list(value.shape)}  {_stats(value)}")
-    if args.outputs:
-        np.savez(args.outputs, **result.outputs)  # type: ignore[arg-type]
-        print(f"wrote {len(result.outputs)} output(s) to {args.outputs}")
+    print_outputs(result.outputs, args.outputs)
     print(_summary(result, compiled))
     _print_errors(result)
     return 0

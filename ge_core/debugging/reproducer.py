@@ -1,7 +1,8 @@
 """A reproducer: one zip that replays a workbench session with the existing command line.
 
     model.onnx      the model bytes exactly as the workbench imported them
-    config.json     opt level, passes switched off, input shapes, the seed, what happened, the commands
+    config.json     the CompileConfig (CompileConfig.to_json(): opt level, input shapes, passes switched off,
+                    memory ...), plus the seed, what happened and the commands (`--config config.json`)
     switches.txt    the passes switched off, as a GE fusion switch file (`CsePass:off`)
     inputs.npz      the inputs the Debug page used (when the model got far enough to make them)
     README.txt      the exact commands, and the exit codes the workbench expects from them
@@ -15,11 +16,13 @@ import io
 import json
 import shlex
 import zipfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
+from ge_core.config import CompileConfig
 from ge_core.debugging.failures import Failure
 
 MODEL = "model.onnx"
@@ -28,6 +31,7 @@ SWITCHES = "switches.txt"
 INPUTS = "inputs.npz"
 README = "README.txt"
 EXIT_OK, EXIT_REFUSED = 0, 3  # the CLI's contract (DESIGN.md)
+REPRODUCER_KEYS = ("seed", "outcome", "commands")  # what config.json holds beside the CompileConfig
 
 
 @dataclass(frozen=True)
@@ -43,10 +47,11 @@ class ReplayCommand:
         return shlex.join(["python3", "-m", "ge_core", *self.argv])
 
 
-def replay_commands(input_shapes: str, opt_level: str, has_inputs: bool,
-                    failure: Failure | None = None) -> list[ReplayCommand]:
-    """inspect, compile (with the switch file and verification) and run, with their expected exit codes."""
-    shape = ["--input-shape", input_shapes] if input_shapes else []
+def replay_commands(config: CompileConfig, has_inputs: bool, failure: Failure | None = None) -> list[ReplayCommand]:
+    """inspect, compile (with verification) and run under the config.json, with their expected exit codes.
+    The opt level and input shapes are spelled out too, so a reader sees them in the command."""
+    shape = ["--input-shape", config.input_shapes] if config.input_shapes else []
+    settings = [*shape, "--opt-level", str(config.opt_level), "--config", CONFIG]
     failed = failure.phase if failure is not None and not failure.bug else None
     refused_at_load = failed == "load"
     compile_exit = EXIT_REFUSED if failed in ("load", "compile") else EXIT_OK
@@ -55,32 +60,28 @@ def replay_commands(input_shapes: str, opt_level: str, has_inputs: bool,
     return [
         ReplayCommand(("inspect", MODEL, *shape), EXIT_REFUSED if refused_at_load else EXIT_OK,
                       "the summary and the legality check"),
-        ReplayCommand(("compile", MODEL, *shape, "--opt-level", opt_level, "--fusion-switch-file", SWITCHES,
-                       "--verify", "--dump-dir", "dumps", "--report", "report.json"), compile_exit,
-                      "the pass pipeline as the workbench ran it; the graph after every pass lands in dumps/"),
-        ReplayCommand(("run", MODEL, *shape, "--opt-level", opt_level, "--fusion-switch-file", SWITCHES, *feeds,
-                       "--outputs", "outputs.npz"), run_exit, "runs the compiled model on the CPU executor"),
+        ReplayCommand(("compile", MODEL, *settings, "--verify", "--dump-dir", "dumps", "--report", "report.json"),
+                      compile_exit, "the pass pipeline as the workbench ran it; the graph after every pass lands "
+                                    "in dumps/"),
+        ReplayCommand(("run", MODEL, *settings, *feeds, "--outputs", "outputs.npz"), run_exit,
+                      "runs the compiled model on the CPU executor"),
     ]
 
 
-def reproducer_zip(model: bytes, *, input_shapes: str = "", opt_level: str = "O3", disabled: Sequence[str] = (),
-                   feeds: Mapping[str, np.ndarray] | None = None, seed: int = 0,
-                   failure: Failure | None = None) -> bytes:
-    """The zip's bytes (see the module docstring)."""
-    commands = replay_commands(input_shapes, opt_level, feeds is not None, failure)
-    config = {
-        "opt_level": opt_level,
-        "disabled_passes": sorted(disabled),
-        "input_shapes": input_shapes,
-        "seed": seed,
-        "outcome": _outcome(failure),
-        "commands": [{"command": c.shell, "expected_exit": c.expected_exit} for c in commands],
-    }
+def reproducer_zip(model: bytes, config: CompileConfig | None = None, *,
+                   feeds: Mapping[str, np.ndarray] | None = None, seed: int = 0, failure: Failure | None = None,
+                   **options: Any) -> bytes:
+    """The zip's bytes (see the module docstring). Without a config, keyword `options` build one, as
+    for ge_core.compile (opt_level, input_shapes, disabled ...)."""
+    config = config if config is not None else CompileConfig.build(**options)
+    commands = replay_commands(config, feeds is not None, failure)
+    record = {**config.to_json(), "seed": seed, "outcome": _outcome(failure),
+              "commands": [{"command": c.shell, "expected_exit": c.expected_exit} for c in commands]}
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
         archive.writestr(MODEL, model)
-        archive.writestr(CONFIG, json.dumps(config, indent=2) + "\n")
-        archive.writestr(SWITCHES, _switch_file(disabled))
+        archive.writestr(CONFIG, json.dumps(record, indent=2) + "\n")
+        archive.writestr(SWITCHES, _switch_file(config.disabled_passes))
         if feeds is not None:
             archive.writestr(INPUTS, _npz(feeds))
         archive.writestr(README, _readme(commands, failure))
@@ -94,7 +95,7 @@ def _outcome(failure: Failure | None) -> dict[str, object]:
             "nodes": list(failure.nodes), "headline": failure.headline, "bug": failure.bug}
 
 
-def _switch_file(disabled: Sequence[str]) -> str:
+def _switch_file(disabled: Iterable[str]) -> str:
     lines = ["# GE fusion switch file: one 'PassName:off' line per pass switched off in the workbench"]
     return "\n".join([*lines, *(f"{name}:off" for name in sorted(disabled))]) + "\n"
 
@@ -114,5 +115,6 @@ def _readme(commands: list[ReplayCommand], failure: Failure | None) -> str:
         lines += [f"  # {c.why} (expected exit code {c.expected_exit})", f"  {c.shell}", ""]
     lines += ["Exit codes: 0 success, 2 bad usage, 3 model refused (a short paragraph on stderr names the",
               "node, tensor or pass; add --debug for a traceback).", "",
-              f"{CONFIG} holds the same settings as data; {SWITCHES} the passes switched off."]
+              f"{CONFIG} holds the compile configuration as data (ge_core.CompileConfig.from_file reads it);",
+              f"{SWITCHES} lists the passes switched off as a GE fusion switch file."]
     return "\n".join(lines) + "\n"

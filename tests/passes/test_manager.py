@@ -14,7 +14,8 @@ from ge_core.ir import Graph, TensorDesc
 from ge_core.passes.infra.base import NodePass, NodeRewrite, PassResult, Stage, describe, snake_name
 from ge_core.passes.infra.instruments import NumericsInstrument, SnapshotInstrument, VerifyInstrument
 from ge_core.passes.infra.manager import PassError, PassManager, PipelineStep
-from ge_core.passes.infra.switches import OptLevel, apply_switches, read_switch_file
+from ge_core.passes.infra.pipeline import OptLevel
+from ge_core.passes.infra.switches import apply_switches, read_switch_file
 
 
 def f32(*shape: int) -> TensorDesc:

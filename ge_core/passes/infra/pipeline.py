@@ -4,12 +4,28 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import fields, is_dataclass, replace
+from enum import StrEnum
 
+from ge_core.errors import UsageError
 from ge_core.passes.infra.base import GraphPass, Stage
 from ge_core.passes.infra.manager import PipelineStep
-from ge_core.passes.infra.switches import OptLevel
 
 S = Stage
+
+
+class OptLevel(StrEnum):
+    O0 = "O0"  # nothing: the graph as imported
+    O1 = "O1"  # cleanups: constant folding, no-op removal, CSE, dead code
+    O3 = "O3"  # everything: also chain collapsing, BatchNorm/scale folding, graph and UB fusion
+
+    @classmethod
+    def parse(cls, value: str | OptLevel) -> OptLevel:
+        text = str(value).upper()
+        text = {"0": "O0", "1": "O1", "3": "O3", "O2": "O3"}.get(text.removeprefix("-"), text)
+        try:
+            return cls(text)
+        except ValueError:
+            raise UsageError(f"unknown opt level '{value}'.", hint="Use O0, O1 or O3.") from None
 
 
 def default_pipeline(opt_level: OptLevel | str = OptLevel.O3, hardware: str | None = None) -> list[PipelineStep]:
@@ -84,6 +100,20 @@ def all_passes() -> list[GraphPass]:
     for step in default_pipeline(OptLevel.O3, DEFAULT_HARDWARE):
         seen.setdefault(step.name, step.pass_)
     return list(seen.values())
+
+
+def named_steps(names: Iterable[str], hardware: str | None = None) -> list[PipelineStep]:
+    """A custom pipeline: the named passes in the given order, each at the stage the default pipeline
+    runs it in (TilingPass tiles for `hardware`, else the default target)."""
+    from ge_core.passes.npu import DEFAULT_HARDWARE
+
+    known: dict[str, PipelineStep] = {}
+    for step in default_pipeline(OptLevel.O3, hardware or DEFAULT_HARDWARE):
+        known.setdefault(step.name, step)
+    missing = [n for n in names if n not in known]
+    if missing:
+        raise UsageError(f"pipeline names unknown passes {missing}.", hint=f"Known passes: {', '.join(known)}.")
+    return [known[n] for n in names]
 
 
 def without(steps: Iterable[PipelineStep], disabled: Iterable[str]) -> list[PipelineStep]:

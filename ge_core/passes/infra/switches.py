@@ -1,4 +1,4 @@
-"""Compile configuration: opt levels, per-pass switches and GE-style switch files.
+"""GE-style switch files: passes switched on or off by name.
 
 A switch file turns passes on or off by name, one per line (`ConstantFoldingPass:off`, `#` comments), or
 as JSON: a flat {"PassName": "off"} map, or GE's fusion_switch_file layout
@@ -8,40 +8,15 @@ as JSON: a flat {"PassName": "off"} map, or GE's fusion_switch_file layout
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
-from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
 from ge_core.errors import UsageError
 
 
-class OptLevel(StrEnum):
-    O0 = "O0"  # nothing: the graph as imported
-    O1 = "O1"  # cleanups: constant folding, no-op removal, CSE, dead code
-    O3 = "O3"  # everything: also chain collapsing and BatchNorm/scale folding (fusion, memory: later)
-
-    @classmethod
-    def parse(cls, value: str | OptLevel) -> OptLevel:
-        text = str(value).upper()
-        text = {"0": "O0", "1": "O1", "3": "O3", "O2": "O3"}.get(text.removeprefix("-"), text)
-        try:
-            return cls(text)
-        except ValueError:
-            raise UsageError(f"unknown opt level '{value}'.", hint="Use O0, O1 or O3.") from None
-
-
-@dataclass(frozen=True)
-class CompileConfig:
-    opt_level: OptLevel = OptLevel.O3
-    disabled: frozenset[str] = field(default_factory=frozenset)  # pass names switched off
-    verify: bool = False  # graph.verify() after every pass
-    numeric_tolerance: float | None = None  # with feeds: fail a pass that moves outputs more than this
-    hardware: str | None = None  # NPU target (profile name or .json path): adds the lowering passes
-
-
-def read_switch_file(path: str | Path) -> dict[str, bool]:
+def read_switch_file(path: str | os.PathLike[str]) -> dict[str, bool]:
     """{pass name: enabled} from a switch file (text lines or JSON)."""
     file = Path(path)
     if not file.is_file():

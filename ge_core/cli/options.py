@@ -1,0 +1,128 @@
+"""The flags every verb shares, as argparse parent parsers, and what they build: the model source and ONE
+CompileConfig (`config_from_args`), so no verb spells the configuration again.
+
+    model_options()     MODEL, --input-shape, --debug                                   (every verb)
+    compile_options()   --config, --opt-level, --fusion-switch-file, --verify, --hardware,
+                        --precision-mode and the memory-planning switches               (run, compile, profile)
+
+A flag left out takes the --config file's value, else the verb's default (`run` compiles at O0, the others
+at O3); a flag given overrides the file.
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ge_core.config import PRECISION_MODES, CompileConfig
+from ge_core.debugging.reproducer import REPRODUCER_KEYS
+from ge_core.errors import UsageError
+from ge_core.frontend.onnx import Source
+from ge_core.memory.order import MEMORY_ORDERS
+from ge_core.memory.planners import STRATEGIES
+from ge_core.samples import get_sample, sample_bytes
+
+
+def model_options() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("model", help="an .onnx file, or sample:NAME for a bundled sample")
+    common.add_argument("--input-shape", "--input_shape", dest="input_shape", default="",
+                        help='ATC-style shapes for symbolic dims: "x:1,3,640,640;mask:1,128"')
+    common.add_argument("--debug", action="store_true", help="print tracebacks")
+    return common
+
+
+def compile_options() -> argparse.ArgumentParser:
+    parent = argparse.ArgumentParser(add_help=False)
+    group = parent.add_argument_group("compile configuration")
+    group.add_argument("--config", help="a CompileConfig JSON file (CompileConfig.to_json(), or a reproducer's "
+                                        "config.json); flags given as well override it")
+    group.add_argument("--opt-level", "--oo_level", dest="opt_level",
+                       help="O0 (as imported), O1 (cleanups) or O3 (all passes); run defaults to O0, the rest to O3")
+    group.add_argument("--fusion-switch-file", "--fusion_switch_file", dest="switch_file",
+                       help="turn passes off by name: lines 'PassName:off', or GE's JSON switch file")
+    group.add_argument("--verify", action="store_true", default=None, help="run graph.verify() after every pass")
+    group.add_argument("--hardware", help="lower for this NPU (ascend310, ascend910, ascend910b or a profile .json): "
+                                          "formats, TransData, tiling; profile and run --backend npu default to "
+                                          "ascend910")
+    group.add_argument("--precision-mode", "--precision_mode", dest="precision_mode",
+                       help=f"ATC precision mode for the NPU: {', '.join(PRECISION_MODES)} (default force_fp32)")
+    memory = parent.add_argument_group("memory planning")
+    memory.add_argument("--disable-reuse-memory", "--disable_reuse_memory", dest="memory_reuse",
+                        action="store_const", const=False,
+                        help="give every activation its own bytes (ge.exec.disableReuseMemory)")
+    memory.add_argument("--memory-strategy", dest="memory_strategy",
+                        help=f"auto (smallest arena of all, default) or one of: {', '.join(STRATEGIES)}")
+    memory.add_argument("--memory-alignment", dest="memory_alignment", type=int,
+                        help="bytes every offset is aligned to (512)")
+    memory.add_argument("--copy-concat", dest="memory_no_copy_concat", action="store_const", const=False,
+                        help="make every Concat copy its inputs (no continuous-memory, no-task Concat)")
+    memory.add_argument("--memory-order", dest="memory_order", choices=MEMORY_ORDERS,
+                        help="graph (the order the passes left, default) or memory_aware (a topological order "
+                             "with a lower peak, when one is found)")
+    return parent
+
+
+_MEMORY_FLAGS = {"memory_reuse": "reuse", "memory_strategy": "strategy", "memory_alignment": "alignment",
+                 "memory_no_copy_concat": "no_copy_concat", "memory_order": "order"}
+_CONFIG_FLAGS = ("opt_level", "verify", "hardware", "precision_mode")
+
+
+def config_from_args(args: argparse.Namespace, *, default_opt_level: str = "O3",
+                     default_hardware: str | None = None) -> CompileConfig:
+    """The one CompileConfig the flags describe (see the module docstring for the precedence)."""
+    if args.config:
+        base = CompileConfig.from_file(args.config, ignore=REPRODUCER_KEYS)
+    else:
+        base = CompileConfig(opt_level=default_opt_level)
+    given: dict[str, Any] = {f: getattr(args, f) for f in _CONFIG_FLAGS if getattr(args, f) is not None}
+    if base.hardware is None and "hardware" not in given and default_hardware is not None:
+        given["hardware"] = default_hardware
+    memory = {field: getattr(args, flag) for flag, field in _MEMORY_FLAGS.items() if getattr(args, flag) is not None}
+    shapes = input_shapes_of(args)
+    if shapes:
+        given["input_shapes"] = shapes
+    config = replace(base, memory=replace(base.memory, **memory), **given) if memory else replace(base, **given)
+    return CompileConfig.from_switch_file(args.switch_file, config) if args.switch_file else config
+
+
+def source_of(args: argparse.Namespace) -> Source:
+    model = str(args.model)
+    if model.startswith("sample:"):
+        return sample_bytes(model.removeprefix("sample:"))
+    path = Path(model)
+    if not path.is_file():
+        raise UsageError(f"model file '{model}' not found.",
+                         hint="Give a path to an .onnx file, or sample:NAME (see the README for samples).")
+    return str(path)
+
+
+def input_shapes_of(args: argparse.Namespace) -> str:
+    """--input-shape, else a sample's own default shapes for its symbolic dims ("" for none)."""
+    if args.input_shape:
+        return str(args.input_shape)
+    if str(args.model).startswith("sample:"):
+        return get_sample(str(args.model).removeprefix("sample:")).input_shapes or ""
+    return ""
+
+
+def read_npz(path: str) -> dict[str, np.ndarray]:
+    if not Path(path).is_file():
+        raise UsageError(f"inputs file '{path}' not found.")
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            return {k: data[k] for k in data.files}
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"inputs file '{path}' is not a readable .npz ({exc}).",
+                         hint="Write it with numpy.savez(path, input_name=array, ...).") from None
+
+
+def value_stats(value: np.ndarray) -> str:
+    if value.size == 0 or value.dtype.kind not in "biuf":
+        return ""
+    v = value.astype(np.float64)
+    return f"min {v.min():.6g}  max {v.max():.6g}  mean {v.mean():.6g}"

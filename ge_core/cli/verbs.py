@@ -1,0 +1,102 @@
+"""The `inspect`, `run` and `compile` verbs (`profile` and `run --backend npu` live in profile.py)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ge_core.cli.options import config_from_args, input_shapes_of, read_npz, source_of, value_stats
+from ge_core.compiler import compile as ge_compile
+from ge_core.debugging.dump import write_dumps
+from ge_core.frontend import import_onnx, load_onnx
+from ge_core.frontend.summary import summarize
+from ge_core.ops import REGISTRY
+from ge_core.passes.npu.report import lowering_line
+from ge_core.runtime import random_feeds
+from ge_core.runtime.timings import timing_table
+
+RUN_OPT_LEVEL = "O0"  # `run` runs the model as imported unless told otherwise
+
+
+def cmd_inspect(args: argparse.Namespace) -> int:
+    result = import_onnx(source_of(args), input_shapes_of(args) or None)
+    summary = summarize(result)
+    if args.json:
+        print(json.dumps(summary.to_json() | {"supported_ops": REGISTRY.supported()}, indent=2))
+    else:
+        print(summary.to_text())
+    if not result.ok:
+        print(f"ge_core inspect: {result.error()}", file=sys.stderr)
+        return 3
+    return 0
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    config = config_from_args(args, default_opt_level=RUN_OPT_LEVEL)
+    graph = load_onnx(source_of(args), config.input_shapes or None)
+    compiled = ge_compile(graph, config)
+    feeds = read_npz(args.inputs) if args.inputs else random_feeds(graph, args.seed)
+    result = compiled.runner.run(feeds)
+    print_outputs(result.outputs, args.outputs)
+    total = sum(t.seconds for t in result.timings)
+    print(f"{len(result.timings)} nodes ({compiled.plan.kernels} kernels, {compiled.config.opt_level}) in "
+          f"{total * 1e3:.1f} ms; peak activations {result.peak_live_bytes / (1 << 20):.2f} MiB")
+    if args.timings:
+        print(timing_table(result.timings))
+    return 0
+
+
+def print_outputs(outputs: dict[str, np.ndarray], path: str | None) -> None:
+    """One line per output (dtype, shape, min/max/mean); with `path`, the outputs as an .npz there."""
+    for name, value in outputs.items():
+        print(f"{name}: {value.dtype}{list(value.shape)}  {value_stats(value)}")
+    if path:
+        np.savez(path, **outputs)  # type: ignore[arg-type]
+        print(f"wrote {len(outputs)} output(s) to {path}")
+
+
+def cmd_compile(args: argparse.Namespace) -> int:
+    compiled = ge_compile(source_of(args), config_from_args(args))
+    print(f"{'#':>3} {'stage':<22} {'pass':<32} {'changed':<7} {'nodes':>13} {'ms':>8}")
+    for r in compiled.records:
+        print(f"{r.index:>3} {r.stage:<22} {r.name:<32} {'yes' if r.changed else '-':<7} "
+              f"{r.nodes_before:>6}->{r.nodes_after:<6} {r.seconds * 1e3:>8.2f}")
+    print(f"compiled {len(compiled.input_graph)} -> {len(compiled.graph)} nodes, {compiled.plan.kernels} kernels, "
+          f"in {compiled.compile_seconds:.3f} s ({compiled.config.opt_level})")
+    print(memory_line(compiled.report))
+    if compiled.config.hardware:
+        print(lowering_line(compiled.graph, compiled.report))
+    if args.report:
+        Path(args.report).write_text(json.dumps(compiled.report, indent=2), encoding="utf-8")
+        print(f"wrote report to {args.report}")
+    if args.dump_dir:
+        files = write_dumps(compiled, args.dump_dir)
+        print(f"wrote {len(files)} dump files to {args.dump_dir}")
+    return 0
+
+
+def memory_line(report: dict[str, Any]) -> str:
+    """One line on the plan: `memory: 6.89 MiB arena (perturbed_greedy), 1.000x the lower bound, ...`."""
+    memory = report.get("memory") or {}
+    if "arena_bytes" not in memory:
+        return f"memory: not planned ({memory.get('skipped', 'no plan')})"
+    mib = 1 << 20
+    bound = memory["theory_min_bytes"] or 1
+    no_copy = len(memory.get("no_copy_concats", []))
+    return (f"memory: {memory['arena_bytes'] / mib:.2f} MiB arena ({memory['strategy']}), "
+            f"{memory['arena_bytes'] / bound:.3f}x the lower bound, no reuse {memory['no_reuse_bytes'] / mib:.2f} MiB"
+            + (f", {no_copy} no-copy Concat(s)" if no_copy else "") + _order_note(memory))
+
+
+def _order_note(memory: dict[str, Any]) -> str:
+    graph_peak, aware_peak = memory.get("graph_order_min_bytes", 0), memory.get("memory_aware_min_bytes", 0)
+    if memory.get("execution_order") == "memory_aware" and aware_peak < graph_peak:
+        return f"; memory-aware order ({graph_peak / (1 << 20):.2f} MiB peak in the graph's order)"
+    if aware_peak < graph_peak:
+        return f"; --memory-order memory_aware would lower the peak to {aware_peak / (1 << 20):.2f} MiB"
+    return ""
