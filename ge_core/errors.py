@@ -11,6 +11,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 
+def printable(text: str) -> str:
+    """`text` with every character that is not printable escaped as repr() would (\\n, \\x00, \\u200b):
+    a name taken from a model can then never start a line of its own or hide in a message."""
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
+
+
+def quote(name: object) -> str:
+    """A name from a model as messages print it: in quotes, escaped (see `printable`)."""
+    return "'" + printable(str(name)).replace("'", "\\'") + "'"
+
+
 class GEError(Exception):
     """Base of every error the project raises on purpose."""
 

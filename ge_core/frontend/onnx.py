@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import onnx
 
-from ge_core.errors import ModelError, UnsupportedOpError, UsageError
+from ge_core.errors import ModelError, UnsupportedOpError, UsageError, quote
 from ge_core.frontend.input_shapes import InputShapes, parse_input_shapes
 from ge_core.frontend.onnx_reader import read_model, tensor_dtype_name
 from ge_core.frontend.onnx_tensors import tensor_to_array
@@ -198,8 +198,11 @@ class _Builder:
             while outputs and outputs[-1].startswith(f"{name}:unused"):
                 outputs = outputs[:-1]
             domain = "" if proto.domain in ("", "ai.onnx") else proto.domain
+            if domain not in self.opset:
+                self.problems.append(f"node {quote(name)} ({proto.op_type}) uses domain {quote(domain or 'ai.onnx')}, "
+                                     "for which the model imports no opset")
             nodes.append(Node(name, proto.op_type, tuple(proto.input), outputs, attrs, (), domain,
-                              self.opset.get(domain, 1)))
+                              self.opset.get(domain, 0)))
         return nodes
 
     def _attrs(self, proto: onnx.NodeProto, node_name: str) -> dict[str, Any]:
@@ -274,9 +277,15 @@ def _group_unsupported(unsupported: list[tuple[str, str]]) -> list[str]:
 
 
 def _opsets(model: onnx.ModelProto) -> dict[str, int]:
+    """Domain -> opset version. A model must say which operator versions it uses (ONNX Runtime and
+    onnx.checker refuse one that does not): guessing would change results, e.g. ReduceSum's axes."""
     opset = {("" if o.domain in ("", "ai.onnx") else o.domain): int(o.version) for o in model.opset_import}
-    if "" not in opset and model.ir_version < 3:
-        opset[""] = 1
+    if not opset:
+        if model.ir_version >= 3:
+            raise ModelError("the model declares no opset_import, so which version of each operator it uses is "
+                             "unknown.", hint="Export it again with its opset (onnx.helper.make_model(..., "
+                                              "opset_imports=[onnx.helper.make_opsetid('', 17)])).")
+        opset[""] = 1  # IR versions 1 and 2 predate opset_import: their operators are opset 1 by definition
     return opset
 
 
