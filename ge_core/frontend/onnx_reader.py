@@ -31,11 +31,11 @@ def read_model(source: str | os.PathLike[str] | bytes) -> onnx.ModelProto:
     """Parse a model from a path or from bytes, with external data resolved safely (paths only)."""
     if isinstance(source, bytes | bytearray | memoryview):
         model = parse_model(bytes(source), "uploaded bytes")
-        external = [quote(t.name or "<unnamed>") for t in iter_tensors(model) if _is_external(t)]
-        if external:
+        named = [quote(t.name or "<unnamed>") for t in iter_tensors(model) if _is_external(t)]
+        if named:
             raise ModelError(
-                f"the uploaded model marks {len(external)} tensor(s) as external data "
-                f"({', '.join(external[:5])}); uploads may not reference files.",
+                f"the uploaded model marks {len(named)} tensor(s) as external data "
+                f"({', '.join(named[:5])}); uploads may not reference files.",
                 hint="Save the model with all tensors inside the file (onnx.save with "
                      "save_as_external_data=False) and upload that.")
         return model
