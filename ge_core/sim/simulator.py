@@ -126,16 +126,20 @@ class SimResult:
         return chrome_trace(self)
 
 
-def simulate(compiled: CompiledModel, profile: HardwareProfile | str, feeds: Mapping[str, object] | None = None,
-             *, precision: str | Precision = "force_fp32", seed: int = 0, run: bool = True,
-             reuse_schedule: bool = True) -> SimResult:
-    """Simulate `compiled` on `profile` (a name, a .json path or a HardwareProfile).
+DEFAULT_PROFILE = "ascend910"  # the target when neither the call nor the compile names one
+
+
+def simulate(compiled: CompiledModel, profile: HardwareProfile | str | None = None,
+             feeds: Mapping[str, object] | None = None, *, precision: str | Precision | None = None, seed: int = 0,
+             run: bool = True, reuse_schedule: bool = True) -> SimResult:
+    """Simulate `compiled` on `profile` (a name, a .json path or a HardwareProfile; default: the compile's
+    hardware target, else ascend910) in `precision` mode (default: the compile's precision_mode).
 
     Runs the real kernels on `feeds` (seeded random inputs when None) for the outputs; in a rounding
     precision mode also runs fp32 and reports each output's relative error. `run=False` skips the numbers
     (timing only); `reuse_schedule=False` prices every kernel again (the benchmark's cold path)."""
-    hw = load_profile(profile)
-    mode = parse_precision(precision)
+    hw = load_profile(profile if profile is not None else compiled.config.hardware or DEFAULT_PROFILE)
+    mode = parse_precision(precision if precision is not None else compiled.config.precision_mode)
     schedule = schedule_of(compiled.graph, hw, mode) if reuse_schedule else build_schedule(compiled.graph, hw, mode)
     outputs: dict[str, np.ndarray] = {}
     errors: dict[str, float] = {}
