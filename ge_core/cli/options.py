@@ -110,17 +110,6 @@ def input_shapes_of(args: argparse.Namespace) -> str:
     return ""
 
 
-def read_npz(path: str) -> dict[str, np.ndarray]:
-    if not Path(path).is_file():
-        raise UsageError(f"inputs file '{path}' not found.")
-    try:
-        with np.load(path, allow_pickle=False) as data:
-            return {k: data[k] for k in data.files}
-    except (OSError, ValueError) as exc:
-        raise UsageError(f"inputs file '{path}' is not a readable .npz ({exc}).",
-                         hint="Write it with numpy.savez(path, input_name=array, ...).") from None
-
-
 def value_stats(value: np.ndarray) -> str:
     if value.size == 0 or value.dtype.kind not in "biuf":
         return ""

@@ -16,10 +16,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ge_core.cli.options import compile_options, config_from_args, model_options, read_npz, source_of
+from ge_core.cli.options import compile_options, config_from_args, model_options, source_of
 from ge_core.cli.verbs import RUN_OPT_LEVEL, cmd_run, print_outputs
 from ge_core.compiler import CompiledModel
 from ge_core.compiler import compile as ge_compile
+from ge_core.runtime.npz import read_npz
 from ge_core.sim import SimResult, simulate
 
 DEFAULT_HARDWARE = "ascend910"

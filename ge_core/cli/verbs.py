@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from ge_core.cli.options import config_from_args, input_shapes_of, read_npz, source_of, value_stats
+from ge_core.cli.options import config_from_args, input_shapes_of, source_of, value_stats
 from ge_core.compiler import compile as ge_compile
 from ge_core.debugging.dump import write_dumps
 from ge_core.frontend import import_onnx, load_onnx
@@ -18,6 +18,7 @@ from ge_core.frontend.summary import summarize
 from ge_core.ops import REGISTRY
 from ge_core.passes.npu.report import lowering_line
 from ge_core.runtime import random_feeds
+from ge_core.runtime.npz import read_npz, write_npz
 from ge_core.runtime.timings import timing_table
 
 RUN_OPT_LEVEL = "O0"  # `run` runs the model as imported unless told otherwise
@@ -56,7 +57,7 @@ def print_outputs(outputs: dict[str, np.ndarray], path: str | None) -> None:
     for name, value in outputs.items():
         print(f"{name}: {value.dtype}{list(value.shape)}  {value_stats(value)}")
     if path:
-        np.savez(path, **outputs)  # type: ignore[arg-type]
+        write_npz(path, outputs)
         print(f"wrote {len(outputs)} output(s) to {path}")
 
 

@@ -24,6 +24,7 @@ import numpy as np
 
 from ge_core.config import CompileConfig
 from ge_core.debugging.failures import Failure
+from ge_core.runtime.npz import npz_bytes
 
 MODEL = "model.onnx"
 CONFIG = "config.json"
@@ -83,7 +84,7 @@ def reproducer_zip(model: bytes, config: CompileConfig | None = None, *,
         archive.writestr(CONFIG, json.dumps(record, indent=2) + "\n")
         archive.writestr(SWITCHES, _switch_file(config.disabled_passes))
         if feeds is not None:
-            archive.writestr(INPUTS, _npz(feeds))
+            archive.writestr(INPUTS, npz_bytes(feeds))
         archive.writestr(README, _readme(commands, failure))
     return buffer.getvalue()
 
@@ -98,12 +99,6 @@ def _outcome(failure: Failure | None) -> dict[str, object]:
 def _switch_file(disabled: Iterable[str]) -> str:
     lines = ["# GE fusion switch file: one 'PassName:off' line per pass switched off in the workbench"]
     return "\n".join([*lines, *(f"{name}:off" for name in sorted(disabled))]) + "\n"
-
-
-def _npz(feeds: Mapping[str, np.ndarray]) -> bytes:
-    buffer = io.BytesIO()
-    np.savez(buffer, **{k: np.asarray(v) for k, v in feeds.items()})  # type: ignore[arg-type]
-    return buffer.getvalue()
 
 
 def _readme(commands: list[ReplayCommand], failure: Failure | None) -> str:
