@@ -19,6 +19,7 @@ import onnx
 from ge_core.errors import ModelError, UnsupportedOpError, UsageError, quote
 from ge_core.frontend.input_shapes import InputShapes, parse_input_shapes
 from ge_core.frontend.onnx_reader import read_model, tensor_dtype_name
+from ge_core.frontend.onnx_schema import attribute_problems, declared_output_problems
 from ge_core.frontend.onnx_tensors import tensor_to_array
 from ge_core.frontend.toposort import topo_order
 from ge_core.ir.graph import Graph
@@ -83,6 +84,7 @@ def import_onnx(source: Source | onnx.ModelProto, input_shapes: str | Mapping[st
         for t in node.outputs:
             if t not in result.graph.descs:
                 result.graph.set_desc(t, UNDEFINED)
+    result.problems += declared_output_problems(model, result.graph)
     return result
 
 
@@ -193,6 +195,7 @@ class _Builder:
             while name in names:
                 name = f"{name}_{index}"
             names.add(name)
+            self.problems += attribute_problems(proto, self.opset.get(proto.domain or "", 0), name)
             attrs = self._attrs(proto, name)
             outputs = tuple(t if t else f"{name}:unused{i}" for i, t in enumerate(proto.output))
             while outputs and outputs[-1].startswith(f"{name}:unused"):
