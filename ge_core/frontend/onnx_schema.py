@@ -39,9 +39,9 @@ def attribute_problems(proto: onnx.NodeProto, opset: int, name: str) -> list[str
                             f"{opset} takes: {known})")
         elif attr.type == AttributeProto.UNDEFINED:
             problems.append(f"{where}: attribute {quote(attr.name)} has no type")
-        elif not attr.ref_attr_name and int(attr.type) != int(spec.type):
+        elif not attr.ref_attr_name and _attr_type(int(attr.type)) != _schema_type(spec):
             problems.append(f"{where}: attribute {quote(attr.name)} is {_attr_type(int(attr.type))}, but "
-                            f"{proto.op_type} expects {spec.type.name}")
+                            f"{proto.op_type} expects {_schema_type(spec)}")
     given = {a.name for a in proto.attribute}
     problems += [f"{where} lacks its required attribute {quote(n)}"
                  for n, spec in sorted(schema.attributes.items()) if spec.required and n not in given]
@@ -64,6 +64,11 @@ def declared_output_problems(model: onnx.ModelProto, graph: Graph) -> list[str]:
             problems.append(f"{where} is declared {TensorProto.DataType.Name(declared)}, but the graph computes "
                             f"{have} for it")
     return problems
+
+
+def _schema_type(spec: OpSchema.Attribute) -> str:
+    """The schema's type as AttributeProto spells it ("FLOAT", "INTS"...): OpSchema.AttrType prints so."""
+    return str(spec.type).rpartition(".")[2]
 
 
 def _attr_type(code: int) -> str:
