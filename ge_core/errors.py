@@ -25,17 +25,30 @@ def quote(name: object) -> str:
 
 
 class GEError(Exception):
-    """Base of every error the project raises on purpose."""
+    """Base of every error the project raises on purpose.
+
+    Printed as one paragraph: the message, the problems found with it (one per line), then what to do.
+    Every part is passed through `printable`, so no name a model carries can forge a line of its own.
+    """
 
     exit_code = 3
+    max_problems_shown = 20
 
-    def __init__(self, message: str, *, hint: str = "") -> None:
+    def __init__(self, message: str, *, hint: str = "", problems: Sequence[str] = ()) -> None:
         self.message = message
         self.hint = hint
+        self.problems = list(problems)
         super().__init__(self.__str__())
 
     def __str__(self) -> str:
-        return f"{self.message} {self.hint}".strip()
+        text = printable(self.message)
+        if not self.problems:
+            return f"{text} {printable(self.hint)}".strip()
+        shown = self.problems[: self.max_problems_shown]
+        text += "\n" + "\n".join(f"  - {printable(p)}" for p in shown)
+        if len(self.problems) > len(shown):
+            text += f"\n  ... and {len(self.problems) - len(shown)} more"
+        return f"{text}\n{printable(self.hint)}".strip()
 
 
 class UsageError(GEError):
@@ -46,20 +59,6 @@ class UsageError(GEError):
 
 class ModelError(GEError):
     """The model cannot be read or is malformed; may carry several problems found at once."""
-
-    def __init__(self, message: str, *, hint: str = "", problems: Sequence[str] = ()) -> None:
-        self.problems = list(problems)
-        super().__init__(message, hint=hint)
-
-    def __str__(self) -> str:
-        text = self.message
-        if self.problems:
-            shown = self.problems[:20]
-            more = len(self.problems) - len(shown)
-            text += "\n" + "\n".join(f"  - {p}" for p in shown)
-            if more > 0:
-                text += f"\n  ... and {more} more"
-        return f"{text}\n{self.hint}".strip() if self.problems else f"{text} {self.hint}".strip()
 
 
 class UnsupportedOpError(ModelError):
@@ -84,9 +83,7 @@ class VerifyError(GEError):
     """graph.verify() found broken invariants; lists every one."""
 
     def __init__(self, graph_name: str, problems: Sequence[str]) -> None:
-        self.problems = list(problems)
-        listed = "\n".join(f"  - {p}" for p in self.problems[:20])
-        super().__init__(f"graph '{graph_name}' failed verification:\n{listed}")
+        super().__init__(f"graph {quote(graph_name)} failed verification:", problems=problems)
 
 
 class GraphEditError(GEError):

@@ -20,6 +20,7 @@ from ge_core.cli.options import compile_options, config_from_args, model_options
 from ge_core.cli.verbs import RUN_OPT_LEVEL, cmd_run, print_outputs
 from ge_core.compiler import CompiledModel
 from ge_core.compiler import compile as ge_compile
+from ge_core.errors import printable
 from ge_core.runtime.npz import read_npz
 from ge_core.sim import SimResult, simulate
 
@@ -97,7 +98,7 @@ def kernel_table(result: SimResult, top: int) -> str:
     lines = [f"{'node':<40} {'op':<18} {'unit':<7} {'start us':>9} {'us':>8} {'floor us':>8} {'bound':<8} "
              f"{'cores':>5}"]
     for r in sorted(result.ops, key=lambda r: -r.latency_us)[:top]:
-        name = r.node if len(r.node) <= 40 else "…" + r.node[-39:]
+        name = printable(r.node if len(r.node) <= 40 else "…" + r.node[-39:])
         lines.append(f"{name:<40} {r.op_type:<18} {r.unit:<7} {r.start_us:>9.2f} {r.latency_us:>8.2f} "
                      f"{r.floor_us:>8.2f} {r.bound:<8} {r.block_dim:>5}")
     return "\n".join(lines)

@@ -13,6 +13,7 @@ import numpy as np
 from ge_core.cli.options import config_from_args, input_shapes_of, source_of, value_stats
 from ge_core.compiler import compile as ge_compile
 from ge_core.debugging.dump import write_dumps
+from ge_core.errors import printable
 from ge_core.frontend import import_onnx, load_onnx
 from ge_core.frontend.summary import summarize
 from ge_core.ops import REGISTRY
@@ -55,7 +56,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 def print_outputs(outputs: dict[str, np.ndarray], path: str | None) -> None:
     """One line per output (dtype, shape, min/max/mean); with `path`, the outputs as an .npz there."""
     for name, value in outputs.items():
-        print(f"{name}: {value.dtype}{list(value.shape)}  {value_stats(value)}")
+        print(f"{printable(name)}: {value.dtype}{list(value.shape)}  {value_stats(value)}")
     if path:
         write_npz(path, outputs)
         print(f"wrote {len(outputs)} output(s) to {path}")

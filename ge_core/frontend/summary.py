@@ -6,6 +6,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from ge_core.errors import printable
 from ge_core.frontend.onnx import ImportResult
 from ge_core.ir.graph import Graph
 
@@ -50,7 +51,7 @@ class ModelSummary:
             lines.append(f"UNSUPPORTED {op}: {len(nodes)} node(s): {', '.join(nodes[:5])}"
                          + (" ..." if len(nodes) > 5 else ""))
         lines += [f"PROBLEM  {p}" for p in self.problems]
-        return "\n".join(lines)
+        return "\n".join(printable(line) for line in lines)  # names from the model never start a line
 
 
 def summarize(result: ImportResult) -> ModelSummary:

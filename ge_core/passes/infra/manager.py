@@ -39,10 +39,12 @@ class PassError(GEError):
         self.records = records
         ran = ", ".join(self.passes_before[-5:]) or "none"
         more = f" (and {len(self.passes_before) - 5} earlier)" if len(self.passes_before) > 5 else ""
-        super().__init__(
-            f"pass {pass_name} (stage {stage}) failed: {cause}",
-            hint=f"Passes before it: {ran}{more}. The graph before {pass_name} is kept for inspection; "
-                 f"turn the pass off (--fusion-switch-file with '{pass_name}:off') to compile without it.")
+        inner = cause if isinstance(cause, GEError) else None  # its problems stay one per line
+        advice = (f"Passes before it: {ran}{more}. The graph before {pass_name} is kept for inspection; turn the "
+                  f"pass off (--fusion-switch-file with '{pass_name}:off') to compile without it.")
+        super().__init__(f"pass {pass_name} (stage {stage}) failed: {inner.message if inner else cause}",
+                         problems=inner.problems if inner else (),
+                         hint=f"{inner.hint} {advice}" if inner and inner.hint else advice)
 
 
 class PassManager:
