@@ -1,10 +1,10 @@
 """Numeric bisection: which pass first moved the model's outputs?
 
 The graph as imported is run once for the reference outputs; then the snapshot kept after every pass is
-run on the same feeds and compared output by output (max |got - want| / max |want|). Every snapshot is
-checked, not a binary search: an error one pass introduces can be hidden by a later one, and the
-learner sees the whole curve. Unchanged passes share their snapshot, so it runs once. Last comes the
-compiled plan itself (on its memory arena, where a wrong plan gives wrong numbers).
+run on the same feeds and compared output by output (ge_core.runtime.relative_error: max |got - want| /
+max |want|). Every snapshot is checked, not a binary search: an error one pass introduces can be hidden
+by a later one, and the learner sees the whole curve. Unchanged passes share their snapshot, so it runs
+once. Last comes the compiled plan itself (on its memory arena, where a wrong plan gives wrong numbers).
 """
 
 from __future__ import annotations
@@ -21,8 +21,7 @@ from ge_core.compiler import CompiledModel
 from ge_core.debugging.failures import Failure, error_failure, nodes_of
 from ge_core.errors import GEError
 from ge_core.ir.graph import Graph
-from ge_core.passes.infra.instruments import relative_error
-from ge_core.runtime import execute
+from ge_core.runtime import execute, relative_error
 
 DEFAULT_TOLERANCE = 1e-4
 PLAN_ROW = "compiled plan (memory arena)"

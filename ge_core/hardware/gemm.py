@@ -55,7 +55,8 @@ class Gemm:
 
 
 def gemm_of(node: Node, graph: Graph) -> Gemm | None:
-    """The GEMM a cube op runs, or None (not a cube op, or an unknown dim)."""
+    """The GEMM a cube op runs, or None (not a cube op, or an unknown dim). Each cube op maps its own
+    operand layout to M, K and N, so the dispatch below is by op type (per-op arithmetic, not an op set)."""
     descs = graph.input_descs(node)
     outs = graph.output_descs(node)
     if len(descs) < 2 or descs[0] is None or descs[1] is None or not outs:

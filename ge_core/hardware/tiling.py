@@ -2,9 +2,9 @@
 
 Cube ops (Conv, MatMul, Gemm, and fused kernels built around one) are tiled into L0A/L0B/L0C blocks fed
 through L1 (cube_tiling.py); vector ops into UB-sized tiles (vector_tiling.py); both are split over the
-cores (block dim). Views launch no kernel; tiny integer shape arithmetic runs on the scalar unit; pure
-copies (Concat, Slice, Pad...) are DMA through the UB. Every decision is in the Tiling, with a one-line
-reason (`describe()`) for logs and the UI.
+cores (block dim). Views launch no kernel; shape arithmetic (and tiny integer outputs) runs on the scalar
+unit; pure copies (Concat, Slice, Pad...) are DMA through the UB. Which unit an op runs on is a fact of the
+op (OpDef.unit). Every decision is in the Tiling, with a one-line reason (`describe()`) for logs and the UI.
 """
 
 from __future__ import annotations
@@ -24,10 +24,8 @@ from ge_core.ir.graph import Graph
 from ge_core.ir.node import Node
 from ge_core.ir.tensor import TensorDesc
 from ge_core.ops import REGISTRY
-from ge_core.ops.registry import Category
+from ge_core.ops.registry import Category, Unit
 
-# Copies that need no vector instruction: DMA moves the bytes (through UB) as they are.
-DMA_OPS = frozenset({"Concat", "Split", "Slice", "Pad", "Expand", "Tile", "Dropout", "Identity"})
 SMALL_RATIO = 64  # a tensor this many times smaller than the kernel's largest is kept whole in UB
 SCALAR_MAX_ELEMENTS = 16  # integer tensors this small are shape arithmetic: the scalar unit does it
 
@@ -60,7 +58,8 @@ def tile_node(node: Node, graph: Graph, profile: HardwareProfile, *, cube_dtype_
               kind: str | None = None, anchor: tuple[Node, Graph] | None = None) -> Tiling:
     """The tiling of `node` (a node of `graph`) on `profile`. Cube operands are priced in their own dtype
     unless `cube_dtype_bytes` says otherwise (2 when a precision mode feeds the cube fp16). `kind`
-    (kernel_kind) and `anchor` (main_cube_op) save the work when the caller has them already.
+    (kernel_kind) and `anchor` (the main cube op: the node itself, or its body's per main_cube_index) save
+    the work when the caller has them already.
 
     Tilings are remembered per graph node (see `known_tiling`): the compile's TilingPass tiles every
     kernel, and the simulator asks for the same ones again."""
@@ -195,14 +194,12 @@ def classify(node: Node, graph: Graph) -> tuple[str, Graph | None, list[tuple[No
     if op is None and node.body is not None:  # a fused kernel: made of its body
         cubes = list(cube_ops(node.body))
         return ("cube" if cubes else "vector"), node.body, cubes
-    if op is not None:
-        if op.view:
-            return "none", None, []
-        if op.category == Category.CUBE:
-            return "cube", None, []
-    if node.op_type in ("Shape", "Size", "Constant") or _tiny_integers(node, graph):
+    unit = op.unit if op is not None else Unit.VECTOR
+    if unit in (Unit.NONE, Unit.CUBE):  # a view (no kernel), or a cube op
+        return unit.value, None, []
+    if unit == Unit.SCALAR or _tiny_integers(node, graph):
         return "scalar", None, []
-    return ("mte" if node.op_type in DMA_OPS else "vector"), None, []
+    return ("mte" if unit == Unit.MTE else "vector"), None, []
 
 
 def fused_body(node: Node) -> Graph | None:
@@ -221,15 +218,6 @@ def cube_ops(body: Graph) -> Iterator[tuple[Node, Graph]]:
             yield from cube_ops(inner.body)
         elif op is not None and op.category == Category.CUBE:
             yield inner, body
-
-
-def main_cube_op(node: Node, graph: Graph) -> tuple[Node, Graph]:
-    """The op that shapes a cube kernel: itself, or the largest cube op of its body."""
-    body = fused_body(node)
-    if body is None:
-        return node, graph
-    cubes = list(cube_ops(body))
-    return cubes[main_cube_index(cubes)[0]]
 
 
 def main_cube_index(cubes: list[tuple[Node, Graph]]) -> tuple[int, list[Gemm | None] | None]:

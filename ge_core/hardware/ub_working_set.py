@@ -23,7 +23,6 @@ exceeds the UB does not fit. A tensor with an unknown dim leaves the working set
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -149,13 +148,6 @@ def reduce_slab(graph: Graph, node: Node) -> int | None:
     shape = x.shape
     if not shape:
         return 1
-    if node.op_type in ("Softmax", "LogSoftmax"):
-        axis = int(node.attr("axis", 1 if node.opset < 13 else -1)) % len(shape)
-        return math.prod(shape[axis:]) if node.opset < 13 else shape[axis]
-    if node.op_type == "LayerNormalization":
-        return math.prod(shape[int(node.attr("axis", -1)) % len(shape):])
-    if node.op_type == "InstanceNormalization":
-        return math.prod(shape[2:])
-    if node.op_type == "GroupNormalization":
-        return x.numel // max(shape[0] * int(node.attr("num_groups", 1)), 1)
-    return shape[-1]
+    op = REGISTRY.get(node.op_type, node.domain)  # the output keeps the shape: the op says how far one reaches
+    span = op.reduce_span if op is not None else None
+    return span(node, shape) if span is not None else shape[-1]

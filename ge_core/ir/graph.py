@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -19,6 +19,9 @@ from ge_core.errors import GraphEditError
 from ge_core.ir.graph_edits import GraphEdits
 from ge_core.ir.node import Node
 from ge_core.ir.tensor import TensorDesc, desc_of
+
+if TYPE_CHECKING:
+    from ge_core.ir.verify import ShapeChecker
 
 
 class Graph(GraphEdits):
@@ -303,11 +306,12 @@ class Graph(GraphEdits):
         return g
 
     # ---- checks and forms (implemented in sibling modules) -------------------------------------
-    def verify(self, *, check_shapes: bool = True) -> None:
-        """Raise VerifyError listing every broken invariant (order, dangling tensors, shapes, dtypes)."""
+    def verify(self, ops: ShapeChecker | None = None) -> None:
+        """Raise VerifyError listing every broken invariant (order, dangling tensors, users map...); with
+        `ops` (the op registry: `graph.verify(REGISTRY)`) also every desc its operator infers otherwise."""
         from ge_core.ir.verify import verify_graph
 
-        verify_graph(self, check_shapes=check_shapes)
+        verify_graph(self, ops)
 
     def to_text(self) -> str:
         from ge_core.ir.text import graph_to_text

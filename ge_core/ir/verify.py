@@ -1,15 +1,15 @@
-"""graph.verify(): every structural invariant of a Graph, all problems reported at once.
+"""graph.verify(ops): every structural invariant of a Graph, all problems reported at once.
 
 Structure (order, producers, dangling tensors, users map, control edges) is checked here. Whether each
-node's output descs match what its operator infers lives with the operators: `ge_core.ops` registers a
-checker through `register_shape_checker`, so the IR does not depend on the op registry.
+node's output descs match what its operator infers lives with the operators: the caller passes a
+ShapeChecker (the op registry: `graph.verify(REGISTRY)`), so the IR does not depend on the op registry and
+what is checked never depends on which modules happen to be imported.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from ge_core.errors import VerifyError
 
@@ -17,19 +17,19 @@ if TYPE_CHECKING:
     from ge_core.ir.graph import Graph
     from ge_core.ir.node import Node
 
-ShapeChecker = Callable[["Graph"], list[str]]
-_shape_checker: ShapeChecker | None = None
+
+class ShapeChecker(Protocol):
+    """What checks each node's output descs against its operator's inference (ge_core.ops.OpRegistry)."""
+
+    def shape_problems(self, graph: Graph) -> list[str]: ...
 
 
-def register_shape_checker(checker: ShapeChecker) -> None:
-    global _shape_checker
-    _shape_checker = checker
-
-
-def verify_graph(graph: Graph, *, check_shapes: bool = True) -> None:
+def verify_graph(graph: Graph, ops: ShapeChecker | None = None) -> None:
+    """Raise VerifyError on any broken structural invariant; with `ops`, on any desc its op disagrees with
+    (shapes are checked only once the structure holds: inference needs a sound graph)."""
     problems = structural_problems(graph)
-    if not problems and check_shapes and _shape_checker is not None:
-        problems = _shape_checker(graph)
+    if not problems and ops is not None:
+        problems = ops.shape_problems(graph)
     if problems:
         raise VerifyError(graph.name, problems)
 

@@ -1,6 +1,8 @@
-"""Operators: one file per family, each listing its OpDefs in `OPS`; REGISTRY holds them all."""
+"""Operators: one file per family, each listing its OpDefs in `OPS`; REGISTRY holds them all.
 
-from ge_core.ir.verify import register_shape_checker
+REGISTRY is also the shape checker of `graph.verify(REGISTRY)`.
+"""
+
 from ge_core.ops import (
     activation,
     conv,
@@ -18,8 +20,8 @@ from ge_core.ops import (
     shape_ops,
     transdata,
 )
-from ge_core.ops.infer import infer_graph, shape_problems
-from ge_core.ops.registry import Category, Cost, OpDef, Operand, OpRegistry
+from ge_core.ops.infer import infer_graph
+from ge_core.ops.registry import Category, Cost, NpuLayout, OpDef, Operand, OpRegistry, Unit, VectorClass
 
 FAMILIES = (activation, math, logic, conv, pool, norm, matmul, reduce, shape_ops, makers, movement, pad, indexing,
             resize, transdata)
@@ -28,6 +30,5 @@ REGISTRY = OpRegistry()
 for _family in FAMILIES:
     REGISTRY.register_all(_family.OPS)
 
-register_shape_checker(lambda graph: shape_problems(graph, REGISTRY))
-
-__all__ = ["REGISTRY", "Category", "Cost", "OpDef", "OpRegistry", "Operand", "infer_graph"]
+__all__ = ["REGISTRY", "Category", "Cost", "NpuLayout", "OpDef", "OpRegistry", "Operand", "Unit", "VectorClass",
+           "infer_graph"]

@@ -25,7 +25,7 @@ from ge_core.ops.common import (
     shape_error,
 )
 from ge_core.ops.math import FLOATS, NUMERIC, SIGNED_NUMERIC, check_dtype, float_kernel, unary_infer
-from ge_core.ops.registry import Category, KernelFn, OpDef, Operand
+from ge_core.ops.registry import Category, KernelFn, OpDef, Operand, VectorClass
 
 # ---- erf: no scipy, so a vectorised float64 implementation ------------------------------------------
 # Maclaurin series erf(x) = 2/sqrt(pi) * sum (-1)^n x^(2n+1) / (n! (2n+1)); 40 terms reach double
@@ -182,43 +182,53 @@ _FLOAT = unary_infer(FLOATS)
 
 OPS: list[OpDef] = [
     # max(x, 0)
-    OpDef("Relu", Category.ELEMENTWISE, unary_infer(SIGNED_NUMERIC), _relu, elementwise_cost(1)),
+    OpDef("Relu", Category.ELEMENTWISE, unary_infer(SIGNED_NUMERIC), _relu, elementwise_cost(1), activation=True),
     # 1 / (1 + exp(-x))
-    OpDef("Sigmoid", Category.ELEMENTWISE, _FLOAT, _unary(_sigmoid), elementwise_cost(3)),
+    OpDef("Sigmoid", Category.ELEMENTWISE, _FLOAT, _unary(_sigmoid), elementwise_cost(3),
+          activation=True, vector_class=VectorClass.TRANSCENDENTAL),
     # tanh(x)
-    OpDef("Tanh", Category.ELEMENTWISE, _FLOAT, _unary(np.tanh), elementwise_cost(1)),
+    OpDef("Tanh", Category.ELEMENTWISE, _FLOAT, _unary(np.tanh), elementwise_cost(1),
+          activation=True, vector_class=VectorClass.TRANSCENDENTAL),
     # clamp(alpha * x + beta, 0, 1)
-    OpDef("HardSigmoid", Category.ELEMENTWISE, _FLOAT, float_kernel(_hard_sigmoid), elementwise_cost(4)),
+    OpDef("HardSigmoid", Category.ELEMENTWISE, _FLOAT, float_kernel(_hard_sigmoid), elementwise_cost(4),
+          activation=True),
     # x * clamp(x / 6 + 1/2, 0, 1)
     OpDef("HardSwish", Category.ELEMENTWISE, _FLOAT, _unary(lambda x: x * np.clip(x / 6 + 0.5, 0, 1)),
-          elementwise_cost(5)),
+          elementwise_cost(5), activation=True, vector_class=VectorClass.TRANSCENDENTAL),
     # clamp(x, min, max); bounds are attributes before opset 11, optional inputs since
-    OpDef("Clip", Category.ELEMENTWISE, _clip_infer, _clip, elementwise_cost(2)),
+    OpDef("Clip", Category.ELEMENTWISE, _clip_infer, _clip, elementwise_cost(2), activation=True),
     # x if x >= 0 else alpha * x
     OpDef("LeakyRelu", Category.ELEMENTWISE, _FLOAT,
           float_kernel(lambda node, x: np.where(x < 0, _attr(node, "alpha", 0.01) * x, x)),
-          elementwise_cost(2)),
+          elementwise_cost(2), activation=True),
     # x if x >= 0 else alpha * (exp(x) - 1)
-    OpDef("Elu", Category.ELEMENTWISE, _FLOAT, float_kernel(_elu), elementwise_cost(3)),
+    OpDef("Elu", Category.ELEMENTWISE, _FLOAT, float_kernel(_elu), elementwise_cost(3),
+          activation=True, vector_class=VectorClass.TRANSCENDENTAL),
     # gamma * (x if x > 0 else alpha * (exp(x) - 1))
-    OpDef("Selu", Category.ELEMENTWISE, _FLOAT, float_kernel(_selu), elementwise_cost(4)),
+    OpDef("Selu", Category.ELEMENTWISE, _FLOAT, float_kernel(_selu), elementwise_cost(4),
+          activation=True, vector_class=VectorClass.TRANSCENDENTAL),
     # max(0, x) + min(0, alpha * (exp(x / alpha) - 1))
-    OpDef("Celu", Category.ELEMENTWISE, _FLOAT, float_kernel(_celu), elementwise_cost(6)),
+    OpDef("Celu", Category.ELEMENTWISE, _FLOAT, float_kernel(_celu), elementwise_cost(6),
+          activation=True, vector_class=VectorClass.TRANSCENDENTAL),
     # log(1 + exp(x))
-    OpDef("Softplus", Category.ELEMENTWISE, _FLOAT, _unary(_softplus), elementwise_cost(3)),
+    OpDef("Softplus", Category.ELEMENTWISE, _FLOAT, _unary(_softplus), elementwise_cost(3),
+          activation=True, vector_class=VectorClass.TRANSCENDENTAL),
     # x / (1 + |x|)
     OpDef("Softsign", Category.ELEMENTWISE, _FLOAT, _unary(lambda x: x / (1 + np.abs(x))),
-          elementwise_cost(3)),
+          elementwise_cost(3), activation=True, vector_class=VectorClass.TRANSCENDENTAL),
     # 0.5 * x * (1 + erf(x / sqrt(2))), or the tanh approximation
-    OpDef("Gelu", Category.ELEMENTWISE, _gelu_infer, float_kernel(_gelu), elementwise_cost(8)),
+    OpDef("Gelu", Category.ELEMENTWISE, _gelu_infer, float_kernel(_gelu), elementwise_cost(8),
+          activation=True, vector_class=VectorClass.TRANSCENDENTAL),
     # x * tanh(softplus(x))
     OpDef("Mish", Category.ELEMENTWISE, _FLOAT, _unary(lambda x: x * np.tanh(_softplus(x))),
-          elementwise_cost(5)),
+          elementwise_cost(5), activation=True, vector_class=VectorClass.TRANSCENDENTAL),
     # x if x > alpha else 0
     OpDef("ThresholdedRelu", Category.ELEMENTWISE, _FLOAT,
-          float_kernel(lambda node, x: np.where(x > _attr(node, "alpha", 1.0), x, 0)), elementwise_cost(1)),
+          float_kernel(lambda node, x: np.where(x > _attr(node, "alpha", 1.0), x, 0)), elementwise_cost(1),
+          activation=True),
     # x if x >= 0 else slope * x, slope broadcast to x
-    OpDef("PRelu", Category.BROADCAST, _prelu_infer, _prelu, elementwise_cost(2)),
+    OpDef("PRelu", Category.BROADCAST, _prelu_infer, _prelu, elementwise_cost(2), activation=True),
     # the Gauss error function
-    OpDef("Erf", Category.ELEMENTWISE, unary_infer(NUMERIC), _unary(erf), elementwise_cost(1)),
+    OpDef("Erf", Category.ELEMENTWISE, unary_infer(NUMERIC), _unary(erf), elementwise_cost(1),
+          vector_class=VectorClass.TRANSCENDENTAL),
 ]

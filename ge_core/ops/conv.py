@@ -27,7 +27,7 @@ from ge_core.ops.common import (
     same_dtype,
     shape_error,
 )
-from ge_core.ops.registry import Category, Cost, OpDef, Operand
+from ge_core.ops.registry import Category, Cost, NpuLayout, OpDef, Operand
 from ge_core.ops.spatial import (
     Window,
     auto_pad_of,
@@ -315,7 +315,8 @@ def _conv_transpose_cost(node: Node, inputs: list[TensorDesc | None], outputs: l
 
 OPS: list[OpDef] = [
     # y = sum over (C/group) input channels and the kernel window of x * w, plus bias; 1-D/2-D/3-D
-    OpDef("Conv", Category.CUBE, _infer_conv, _conv, _conv_cost),
+    OpDef("Conv", Category.CUBE, _infer_conv, _conv, _conv_cost, npu_layout=NpuLayout.CUBE),
     # the adjoint of Conv (fractionally strided conv): every input pixel scatters x * w into the output
-    OpDef("ConvTranspose", Category.CUBE, _infer_conv_transpose, _conv_transpose, _conv_transpose_cost),
+    OpDef("ConvTranspose", Category.CUBE, _infer_conv_transpose, _conv_transpose, _conv_transpose_cost,
+          npu_layout=NpuLayout.CUBE),
 ]

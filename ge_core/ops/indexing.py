@@ -24,7 +24,7 @@ from ge_core.ops.common import (
     shape_error,
     zero_flop_cost,
 )
-from ge_core.ops.registry import Category, OpDef, Operand
+from ge_core.ops.registry import Category, OpDef, Operand, VectorClass
 
 INDEX_DTYPES = ("int32", "int64")
 
@@ -224,17 +224,19 @@ def _topk(node: Node, inputs: list[np.ndarray | None]) -> list[np.ndarray]:
 
 OPS: list[OpDef] = [
     # pick slices of data along axis at the given indices
-    OpDef("Gather", Category.INJECTIVE, _infer_gather, _gather, zero_flop_cost, doc="take along axis"),
+    OpDef("Gather", Category.INJECTIVE, _infer_gather, _gather, zero_flop_cost, doc="take along axis",
+          vector_class=VectorClass.DATA_MOVE),
     # pick one element per index along axis (output has the indices' shape)
     OpDef("GatherElements", Category.INJECTIVE, _infer_gather_elements, _gather_elements, zero_flop_cost,
-          doc="take_along_axis"),
+          doc="take_along_axis", vector_class=VectorClass.DATA_MOVE),
     # pick slices addressed by index tuples (last dim of indices), after batch_dims
     OpDef("GatherND", Category.INJECTIVE, _infer_gather_nd, _gather_nd, zero_flop_cost,
-          doc="gather by index tuples"),
+          doc="gather by index tuples", vector_class=VectorClass.DATA_MOVE),
     # copy of data with slices at index tuples replaced (or combined by reduction) with updates;
     # which elements are written depends on data, so OPAQUE
     OpDef("ScatterND", Category.OPAQUE, _infer_scatter_nd, _scatter_nd, elementwise_cost(1),
-          doc="scatter by index tuples"),
+          doc="scatter by index tuples", vector_class=VectorClass.DATA_MOVE),
     # the k largest (or smallest) values along axis and their int64 indices; a sort, so OPAQUE
-    OpDef("TopK", Category.OPAQUE, _infer_topk, _topk, elementwise_cost(1), doc="k largest/smallest"),
+    OpDef("TopK", Category.OPAQUE, _infer_topk, _topk, elementwise_cost(1), doc="k largest/smallest",
+          vector_class=VectorClass.DATA_MOVE),
 ]

@@ -28,7 +28,7 @@ from ge_core.ops.common import (
     zero_flop_cost,
 )
 from ge_core.ops.math import FLOATS, NUMERIC, broadcast_infer, check_dtype, unary_infer
-from ge_core.ops.registry import Category, InferFn, KernelFn, OpDef, Operand
+from ge_core.ops.registry import Category, InferFn, KernelFn, NpuLayout, OpDef, Operand, Unit
 
 BOOL = frozenset({"bool"})
 # Dtypes Cast converts between; strings, float8 and 4-bit ints are not supported.
@@ -205,7 +205,7 @@ _BOOL_BINARY = broadcast_infer(BOOL)
 
 OPS: list[OpDef] = [
     # a == b with broadcasting
-    OpDef("Equal", Category.BROADCAST, _compare_infer(ANY), _compare(np.equal), elementwise_cost(1)),
+    OpDef("Equal", Category.BROADCAST, _compare_infer(ANY), _compare(np.equal), elementwise_cost(1), commutative=True),
     # a > b with broadcasting
     OpDef("Greater", Category.BROADCAST, _compare_infer(NUMERIC), _compare(np.greater), elementwise_cost(1)),
     # a < b with broadcasting
@@ -217,11 +217,11 @@ OPS: list[OpDef] = [
     OpDef("LessOrEqual", Category.BROADCAST, _compare_infer(NUMERIC), _compare(np.less_equal),
           elementwise_cost(1)),
     # logical a and b (bool)
-    OpDef("And", Category.BROADCAST, _BOOL_BINARY, _bool_kernel(np.logical_and), elementwise_cost(1)),
+    OpDef("And", Category.BROADCAST, _BOOL_BINARY, _bool_kernel(np.logical_and), elementwise_cost(1), commutative=True),
     # logical a or b (bool)
-    OpDef("Or", Category.BROADCAST, _BOOL_BINARY, _bool_kernel(np.logical_or), elementwise_cost(1)),
+    OpDef("Or", Category.BROADCAST, _BOOL_BINARY, _bool_kernel(np.logical_or), elementwise_cost(1), commutative=True),
     # logical a xor b (bool)
-    OpDef("Xor", Category.BROADCAST, _BOOL_BINARY, _bool_kernel(np.logical_xor), elementwise_cost(1)),
+    OpDef("Xor", Category.BROADCAST, _BOOL_BINARY, _bool_kernel(np.logical_xor), elementwise_cost(1), commutative=True),
     # logical not x (bool)
     OpDef("Not", Category.ELEMENTWISE, unary_infer(BOOL), _bool_kernel(np.logical_not), elementwise_cost(1)),
     # True where x is NaN
@@ -236,7 +236,9 @@ OPS: list[OpDef] = [
     # convert to the dtype of input 1
     OpDef("CastLike", Category.ELEMENTWISE, _castlike_infer, _castlike, elementwise_cost(1)),
     # a copy of x
-    OpDef("Identity", Category.INJECTIVE, unary_infer(ANY), _identity, zero_flop_cost, view=True),
+    OpDef("Identity", Category.INJECTIVE, unary_infer(ANY), _identity, zero_flop_cost, view=True,
+          npu_layout=NpuLayout.PASS_THROUGH),
     # inference: x unchanged (and an all-True mask); training mode is refused
-    OpDef("Dropout", Category.INJECTIVE, _dropout_infer, _dropout, zero_flop_cost),
+    OpDef("Dropout", Category.INJECTIVE, _dropout_infer, _dropout, zero_flop_cost,
+          training_input=2, unit=Unit.MTE, npu_layout=NpuLayout.PASS_THROUGH),
 ]

@@ -25,7 +25,7 @@ from ge_core.ops.common import (
     shape_error,
     zero_flop_cost,
 )
-from ge_core.ops.registry import Category, OpDef, Operand
+from ge_core.ops.registry import Category, OpDef, Operand, Unit
 
 
 def _dtype_name(a: np.ndarray) -> str:
@@ -193,7 +193,8 @@ def _nonzero(node: Node, inputs: list[np.ndarray | None]) -> list[np.ndarray]:
 
 OPS: list[OpDef] = [
     # a tensor stored in an attribute (value, value_float(s), value_int(s), value_string(s))
-    OpDef("Constant", Category.OPAQUE, _infer_constant, _constant, zero_flop_cost, doc="attribute tensor"),
+    OpDef("Constant", Category.OPAQUE, _infer_constant, _constant, zero_flop_cost, doc="attribute tensor",
+          unit=Unit.SCALAR),
     # a tensor of the given shape filled with one value
     OpDef("ConstantOfShape", Category.OPAQUE, _infer_constant_of_shape, _constant_of_shape,
           zero_flop_cost, doc="filled tensor of a shape"),

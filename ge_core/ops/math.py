@@ -22,7 +22,7 @@ from ge_core.ops.common import (
     same_dtype,
     shape_error,
 )
-from ge_core.ops.registry import Category, Cost, InferFn, KernelFn, OpDef, Operand
+from ge_core.ops.registry import Category, Cost, InferFn, KernelFn, OpDef, Operand, VectorClass
 
 FLOATS = frozenset({"float16", "float32", "float64", "bfloat16"})
 SIGNED_INTS = frozenset({"int8", "int16", "int32", "int64"})
@@ -199,17 +199,18 @@ _VARIADIC = broadcast_infer(NUMERIC, minimum=1, maximum=MANY)
 
 OPS: list[OpDef] = [
     # a + b with broadcasting (integers wrap)
-    OpDef("Add", Category.BROADCAST, _ARITH, numpy_kernel(np.add), elementwise_cost(1)),
+    OpDef("Add", Category.BROADCAST, _ARITH, numpy_kernel(np.add), elementwise_cost(1), commutative=True),
     # a - b with broadcasting
     OpDef("Sub", Category.BROADCAST, _ARITH, numpy_kernel(np.subtract), elementwise_cost(1)),
     # a * b with broadcasting
-    OpDef("Mul", Category.BROADCAST, _ARITH, numpy_kernel(np.multiply), elementwise_cost(1)),
+    OpDef("Mul", Category.BROADCAST, _ARITH, numpy_kernel(np.multiply), elementwise_cost(1), commutative=True),
     # a / b; integer division truncates toward zero
-    OpDef("Div", Category.BROADCAST, _ARITH, numpy_kernel(_div), elementwise_cost(1)),
+    OpDef("Div", Category.BROADCAST, _ARITH, numpy_kernel(_div), elementwise_cost(1),
+          vector_class=VectorClass.TRANSCENDENTAL),
     # a ** b, output in the base's dtype
-    OpDef("Pow", Category.BROADCAST, _pow_infer, _pow, elementwise_cost(2)),
+    OpDef("Pow", Category.BROADCAST, _pow_infer, _pow, elementwise_cost(2), vector_class=VectorClass.TRANSCENDENTAL),
     # remainder: sign of the divisor, or of the dividend with fmod=1
-    OpDef("Mod", Category.BROADCAST, _ARITH, _mod, elementwise_cost(2)),
+    OpDef("Mod", Category.BROADCAST, _ARITH, _mod, elementwise_cost(2), vector_class=VectorClass.TRANSCENDENTAL),
     # elementwise maximum over 1..n broadcast inputs (NaN propagates)
     OpDef("Max", Category.BROADCAST, _VARIADIC, _variadic(np.maximum), _variadic_cost(0)),
     # elementwise minimum over 1..n broadcast inputs (NaN propagates)
@@ -220,11 +221,14 @@ OPS: list[OpDef] = [
     # x1 + ... + xn over broadcast inputs
     OpDef("Sum", Category.BROADCAST, _VARIADIC, _variadic(np.add), _variadic_cost(0)),
     # square root (NaN below 0)
-    OpDef("Sqrt", Category.ELEMENTWISE, unary_infer(FLOATS), _float_unary(np.sqrt), elementwise_cost(1)),
+    OpDef("Sqrt", Category.ELEMENTWISE, unary_infer(FLOATS), _float_unary(np.sqrt), elementwise_cost(1),
+          vector_class=VectorClass.TRANSCENDENTAL),
     # e ** x
-    OpDef("Exp", Category.ELEMENTWISE, unary_infer(FLOATS), _float_unary(np.exp), elementwise_cost(1)),
+    OpDef("Exp", Category.ELEMENTWISE, unary_infer(FLOATS), _float_unary(np.exp), elementwise_cost(1),
+          vector_class=VectorClass.TRANSCENDENTAL),
     # natural logarithm
-    OpDef("Log", Category.ELEMENTWISE, unary_infer(FLOATS), _float_unary(np.log), elementwise_cost(1)),
+    OpDef("Log", Category.ELEMENTWISE, unary_infer(FLOATS), _float_unary(np.log), elementwise_cost(1),
+          vector_class=VectorClass.TRANSCENDENTAL),
     # -x (integers wrap)
     OpDef("Neg", Category.ELEMENTWISE, unary_infer(SIGNED_NUMERIC), numpy_kernel(np.negative),
           elementwise_cost(1)),
@@ -232,7 +236,7 @@ OPS: list[OpDef] = [
     OpDef("Abs", Category.ELEMENTWISE, unary_infer(NUMERIC), numpy_kernel(_abs), elementwise_cost(1)),
     # 1 / x
     OpDef("Reciprocal", Category.ELEMENTWISE, unary_infer(FLOATS), _float_unary(np.reciprocal),
-          elementwise_cost(1)),
+          elementwise_cost(1), vector_class=VectorClass.TRANSCENDENTAL),
     # largest integer <= x
     OpDef("Floor", Category.ELEMENTWISE, unary_infer(FLOATS), numpy_kernel(np.floor), elementwise_cost(1)),
     # smallest integer >= x
@@ -242,7 +246,9 @@ OPS: list[OpDef] = [
     # -1, 0 or 1 by the sign of x (NaN stays NaN)
     OpDef("Sign", Category.ELEMENTWISE, unary_infer(NUMERIC), numpy_kernel(np.sign), elementwise_cost(1)),
     # sine (radians)
-    OpDef("Sin", Category.ELEMENTWISE, unary_infer(FLOATS), _float_unary(np.sin), elementwise_cost(1)),
+    OpDef("Sin", Category.ELEMENTWISE, unary_infer(FLOATS), _float_unary(np.sin), elementwise_cost(1),
+          vector_class=VectorClass.TRANSCENDENTAL),
     # cosine (radians)
-    OpDef("Cos", Category.ELEMENTWISE, unary_infer(FLOATS), _float_unary(np.cos), elementwise_cost(1)),
+    OpDef("Cos", Category.ELEMENTWISE, unary_infer(FLOATS), _float_unary(np.cos), elementwise_cost(1),
+          vector_class=VectorClass.TRANSCENDENTAL),
 ]

@@ -22,7 +22,7 @@ from ge_core.ops.common import (
     shape_error,
     zero_flop_cost,
 )
-from ge_core.ops.registry import Category, OpDef, Operand
+from ge_core.ops.registry import Category, NpuLayout, OpDef, Operand, Unit, VectorClass
 from ge_core.ops.shape_ops import operands_of
 
 
@@ -288,19 +288,22 @@ def _trilu(node: Node, inputs: list[np.ndarray | None]) -> list[np.ndarray]:
 
 OPS: list[OpDef] = [
     # permute the axes (reversed by default)
-    OpDef("Transpose", Category.INJECTIVE, _infer_transpose, _transpose, zero_flop_cost, doc="permute axes"),
+    OpDef("Transpose", Category.INJECTIVE, _infer_transpose, _transpose, zero_flop_cost, doc="permute axes",
+          vector_class=VectorClass.DATA_MOVE),
     # join inputs along axis
-    OpDef("Concat", Category.INJECTIVE, _infer_concat, _concat, zero_flop_cost, doc="join along axis"),
+    OpDef("Concat", Category.INJECTIVE, _infer_concat, _concat, zero_flop_cost, doc="join along axis",
+          unit=Unit.MTE, npu_layout=NpuLayout.CONCAT),
     # cut the input along axis into len(outputs) pieces (given sizes, or equal/ceil chunks)
-    OpDef("Split", Category.INJECTIVE, _infer_split, _split, zero_flop_cost, doc="cut along axis"),
+    OpDef("Split", Category.INJECTIVE, _infer_split, _split, zero_flop_cost, doc="cut along axis", unit=Unit.MTE),
     # strided sub-tensor (starts/ends clamped, negative steps walk backwards)
-    OpDef("Slice", Category.INJECTIVE, _infer_slice, _slice, zero_flop_cost, doc="strided sub-tensor"),
+    OpDef("Slice", Category.INJECTIVE, _infer_slice, _slice, zero_flop_cost, doc="strided sub-tensor", unit=Unit.MTE),
     # move channel blocks into spatial blocks (DCR or CRD order)
     OpDef("DepthToSpace", Category.INJECTIVE, _infer_depth_to_space, _depth_to_space, zero_flop_cost,
-          doc="channels to space"),
+          doc="channels to space", vector_class=VectorClass.DATA_MOVE),
     # move spatial blocks into channels
     OpDef("SpaceToDepth", Category.INJECTIVE, _infer_space_to_depth, _space_to_depth, zero_flop_cost,
-          doc="space to channels"),
+          doc="space to channels", vector_class=VectorClass.DATA_MOVE),
     # keep the upper (or lower) triangle of the last two dims from diagonal k, zero the rest
-    OpDef("Trilu", Category.INJECTIVE, _infer_trilu, _trilu, zero_flop_cost, doc="triangle mask"),
+    OpDef("Trilu", Category.INJECTIVE, _infer_trilu, _trilu, zero_flop_cost, doc="triangle mask",
+          vector_class=VectorClass.DATA_MOVE),
 ]

@@ -10,6 +10,8 @@ axis reduction nor elementwise, so OPAQUE.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ge_core.ir.node import Node
@@ -25,7 +27,7 @@ from ge_core.ops.common import (
     require_inputs,
     shape_error,
 )
-from ge_core.ops.registry import Category, OpDef, Operand
+from ge_core.ops.registry import Category, NpuLayout, OpDef, Operand, VectorClass
 from ge_core.ops.spatial import operands_of
 
 FLOAT_TYPES = ("float16", "float32", "float64", "bfloat16")
@@ -125,6 +127,10 @@ def _instance_norm(node: Node, inputs: list[np.ndarray | None]) -> list[np.ndarr
     return [y.astype(x.dtype, copy=False)]
 
 
+def _instance_norm_span(node: Node, shape: tuple[int, ...]) -> int:
+    return math.prod(shape[2:])  # one (n, c): the spatial axes
+
+
 def _standardize(x: np.ndarray, axes: tuple[int, ...], epsilon: float
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(x - mean) / sqrt(var + eps) over `axes`, with the mean and 1/std (keepdims)."""
@@ -184,6 +190,10 @@ def _layer_norm(node: Node, inputs: list[np.ndarray | None]) -> list[np.ndarray]
     return [y.astype(x.dtype, copy=False), mean.astype(stash, copy=False), inv_std.astype(stash, copy=False)]
 
 
+def _layer_norm_span(node: Node, shape: tuple[int, ...]) -> int:
+    return math.prod(shape[int(node.attr("axis", -1)) % len(shape):])  # the axes [axis, rank)
+
+
 # ---- GroupNormalization ------------------------------------------------------------------------------
 
 def _infer_group_norm(node: Node, operands: list[Operand | None]) -> list[TensorDesc]:
@@ -214,6 +224,10 @@ def _group_norm(node: Node, inputs: list[np.ndarray | None]) -> list[np.ndarray]
     y *= _per_channel(scale, dt, x.ndim)
     y += _per_channel(bias, dt, x.ndim)
     return [y.astype(x.dtype, copy=False)]
+
+
+def _group_norm_span(node: Node, shape: tuple[int, ...]) -> int:
+    return math.prod(shape) // max(shape[0] * int(node.attr("num_groups", 1)), 1)  # one (n, group)
 
 
 # ---- LRN ---------------------------------------------------------------------------------------------
@@ -248,14 +262,18 @@ def _lrn(node: Node, inputs: list[np.ndarray | None]) -> list[np.ndarray]:
 
 OPS: list[OpDef] = [
     # inference: y = scale * (x - mean) / sqrt(var + epsilon) + B, per channel
-    OpDef("BatchNormalization", Category.BROADCAST, _infer_batch_norm, _batch_norm, elementwise_cost(2)),
+    OpDef("BatchNormalization", Category.BROADCAST, _infer_batch_norm, _batch_norm, elementwise_cost(2),
+          npu_layout=NpuLayout.CHANNEL_NORM),
     # per (n, c): standardize over the spatial axes, then per-channel scale and B
     OpDef("InstanceNormalization", Category.REDUCE, _infer_instance_norm, _instance_norm,
-          elementwise_cost(8)),
+          elementwise_cost(8), npu_layout=NpuLayout.CHANNEL_NORM, reduce_span=_instance_norm_span),
     # standardize over axes [axis, rank), then Scale and B; optional Mean and InvStdDev outputs
-    OpDef("LayerNormalization", Category.REDUCE, _infer_layer_norm, _layer_norm, elementwise_cost(8)),
+    OpDef("LayerNormalization", Category.REDUCE, _infer_layer_norm, _layer_norm, elementwise_cost(8),
+          reduce_span=_layer_norm_span),
     # standardize over each group of channels (and the spatial axes), then per-channel scale and bias
-    OpDef("GroupNormalization", Category.REDUCE, _infer_group_norm, _group_norm, elementwise_cost(8)),
+    OpDef("GroupNormalization", Category.REDUCE, _infer_group_norm, _group_norm, elementwise_cost(8),
+          reduce_span=_group_norm_span),
     # local response normalization across a window of `size` neighbouring channels
-    OpDef("LRN", Category.OPAQUE, _infer_lrn, _lrn, elementwise_cost(6)),
+    OpDef("LRN", Category.OPAQUE, _infer_lrn, _lrn, elementwise_cost(6),
+          vector_class=VectorClass.TRANSCENDENTAL, npu_layout=NpuLayout.CHANNEL_NORM),
 ]

@@ -23,7 +23,7 @@ from ge_core.ops.common import (
     shape_error,
     zero_flop_cost,
 )
-from ge_core.ops.registry import Category, OpDef, Operand
+from ge_core.ops.registry import Category, OpDef, Operand, Unit
 from ge_core.ops.shape_ops import like_array, operands_of
 
 PAD_MODES = ("constant", "reflect", "edge", "wrap")
@@ -146,7 +146,7 @@ def _tile(node: Node, inputs: list[np.ndarray | None]) -> list[np.ndarray]:
 
 OPS: list[OpDef] = [
     # grow (or crop, with negative pads) each axis: constant fill, reflect, edge or wrap
-    OpDef("Pad", Category.INJECTIVE, _infer_pad, _pad, zero_flop_cost, doc="pad axes"),
+    OpDef("Pad", Category.INJECTIVE, _infer_pad, _pad, zero_flop_cost, doc="pad axes", unit=Unit.MTE),
     # repeat the input repeats[i] times along each axis
-    OpDef("Tile", Category.INJECTIVE, _infer_tile, _tile, zero_flop_cost, doc="repeat along axes"),
+    OpDef("Tile", Category.INJECTIVE, _infer_tile, _tile, zero_flop_cost, doc="repeat along axes", unit=Unit.MTE),
 ]

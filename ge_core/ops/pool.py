@@ -20,7 +20,7 @@ import numpy as np
 from ge_core.ir.node import Node
 from ge_core.ir.tensor import TensorDesc
 from ge_core.ops.common import io_bytes, like, make_desc, operand, require_inputs, shape_error
-from ge_core.ops.registry import Category, Cost, OpDef, Operand
+from ge_core.ops.registry import Category, Cost, NpuLayout, OpDef, Operand
 from ge_core.ops.spatial import Window, int_list, operands_of, pad_input, sliding_window, spatial_numel
 
 FLOAT_TYPES = ("float16", "float32", "float64", "bfloat16")
@@ -209,11 +209,12 @@ def _global_cost(node: Node, inputs: list[TensorDesc | None], outputs: list[Tens
 
 OPS: list[OpDef] = [
     # max over each (dilated, strided, padded) kernel window; optional flat argmax Indices
-    OpDef("MaxPool", Category.OPAQUE, _infer_max_pool, _max_pool, _pool_cost),
+    OpDef("MaxPool", Category.OPAQUE, _infer_max_pool, _max_pool, _pool_cost, npu_layout=NpuLayout.POOL),
     # mean over each kernel window, counting padding only with count_include_pad
-    OpDef("AveragePool", Category.OPAQUE, _infer_average_pool, _average_pool, _pool_cost),
+    OpDef("AveragePool", Category.OPAQUE, _infer_average_pool, _average_pool, _pool_cost, npu_layout=NpuLayout.POOL),
     # mean over all spatial axes, keeping them as size 1
-    OpDef("GlobalAveragePool", Category.REDUCE, _infer_global, _global_average_pool, _global_cost),
+    OpDef("GlobalAveragePool", Category.REDUCE, _infer_global, _global_average_pool, _global_cost,
+          npu_layout=NpuLayout.POOL),
     # max over all spatial axes, keeping them as size 1
-    OpDef("GlobalMaxPool", Category.REDUCE, _infer_global, _global_max_pool, _global_cost),
+    OpDef("GlobalMaxPool", Category.REDUCE, _infer_global, _global_max_pool, _global_cost, npu_layout=NpuLayout.POOL),
 ]

@@ -7,6 +7,7 @@ nothing" (the elementwise part still applies: ReduceL1 acts as Abs, ReduceSumSqu
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -212,6 +213,12 @@ def _softmax(node: Node, inputs: list[np.ndarray | None]) -> list[np.ndarray]:
     return [out.reshape(x.shape).astype(x.dtype, copy=False)]
 
 
+def _softmax_span(node: Node, shape: tuple[int, ...]) -> int:
+    """Elements one softmax reads: the coerced row [axis:] before opset 13, the one axis since."""
+    axis = _softmax_axis(node) % len(shape)
+    return math.prod(shape[axis:]) if node.opset < 13 else shape[axis]
+
+
 # ---- ArgMax / ArgMin -----------------------------------------------------------------------------
 def _infer_arg(node: Node, operands: list[Operand | None]) -> list[TensorDesc]:
     require_inputs(node, operands, 1, 1)
@@ -295,10 +302,11 @@ OPS: list[OpDef] = [
     # log(sum(exp(x))) over axes, computed shifted by the max
     _reduce_def("ReduceLogSumExp", 4, "log(sum(exp(x))) over axes"),
     # exp(x - max) / sum(exp(x - max)) along axis (2-D coerced before opset 13)
-    OpDef("Softmax", Category.REDUCE, _infer_softmax, _softmax, _reduce_cost(5), doc="softmax along axis"),
+    OpDef("Softmax", Category.REDUCE, _infer_softmax, _softmax, _reduce_cost(5), doc="softmax along axis",
+          reduce_span=_softmax_span),
     # x - max - log(sum(exp(x - max))) along axis (2-D coerced before opset 13)
     OpDef("LogSoftmax", Category.REDUCE, _infer_softmax, _softmax, _reduce_cost(5),
-          doc="log-softmax along axis"),
+          doc="log-softmax along axis", reduce_span=_softmax_span),
     # index (int64) of the largest element along axis
     OpDef("ArgMax", Category.REDUCE, _infer_arg, _arg, _reduce_cost(1), doc="index of the max along axis"),
     # index (int64) of the smallest element along axis

@@ -1,20 +1,26 @@
-"""The op registry: for every operator, shape/dtype inference, a numpy kernel, a cost and a fusion category.
+"""The op registry: for every operator, shape/dtype inference, a numpy kernel, a cost, a fusion category and
+the facts passes, hardware and the simulator ask about (commutative, deterministic, unit, activation ...).
 
-Each op family lives in one file (`elementwise.py`, `nn.py`, ...) that lists its `OPS`; `ge_core.ops`
-registers those lists explicitly — no scanning of globals.
+Each op family lives in one file (`activation.py`, `math.py`, `conv.py`, ...) that lists its `OPS`;
+`ge_core.ops` registers those lists explicitly — no scanning of globals. Code outside `ge_core/ops/` asks
+the registry for these facts and keeps no op-name sets of its own.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ge_core.errors import UnsupportedOpError
 from ge_core.ir.node import Node
 from ge_core.ir.tensor import TensorDesc
+
+if TYPE_CHECKING:
+    from ge_core.ir.graph import Graph
 
 
 class Category(StrEnum):
@@ -26,6 +32,39 @@ class Category(StrEnum):
     REDUCE = "reduce"  # output elements combine many input elements along axes
     CUBE = "cube"  # Conv/MatMul/Gemm: runs on the cube unit
     OPAQUE = "opaque"  # anything else: never fused through
+
+
+class Unit(StrEnum):
+    """The AI Core unit a kernel of the op runs on (what tiling and the simulator price)."""
+
+    CUBE = "cube"  # the matrix unit (category CUBE)
+    VECTOR = "vector"  # vector instructions through the UB
+    MTE = "mte"  # DMA only: the bytes are copied as they are (through the UB), no vector instruction
+    SCALAR = "scalar"  # shape arithmetic on the scalar unit
+    NONE = "none"  # a view: no kernel at all
+
+
+class VectorClass(StrEnum):
+    """The vector instruction class of an op (keys of a profile's `vector_class_cycles`)."""
+
+    ELEMENTWISE = "elementwise"  # simple arithmetic: one cycle per repeat
+    TRANSCENDENTAL = "transcendental"  # exp, log, tanh, division, sqrt...: several cycles per repeat
+    REDUCE = "reduce"  # folds elements along axes
+    DATA_MOVE = "data_move"  # reorders elements (transpose, gather, layout conversion)
+
+
+class NpuLayout(StrEnum):
+    """How the op's NPU kernel works in NC1HWC0 (GE's FE reads it from each kernel's supported formats).
+
+    An op with none: elementwise/broadcast ops follow the format of their inputs, every other op needs its
+    origin layout (NCHW/ND)."""
+
+    CUBE = "cube"  # feature map in NC1HWC0, weight (input 1) in FRACTAL_Z, whatever its neighbours do
+    POOL = "pool"  # pools NC1HWC0 tiles (input 0), whatever its neighbours do
+    CHANNEL_NORM = "channel_norm"  # per-channel normalisation on NC1HWC0 tiles (input 0)
+    CONCAT = "concat"  # joins feature maps in whatever layout they come
+    RESIZE = "resize"  # spatial resize (input 0; roi/scales/sizes are parameters): follows its input
+    PASS_THROUGH = "pass_through"  # output 0 is input 0's values as they are (at inference): follows it
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +86,7 @@ InferFn = Callable[[Node, list[Operand | None]], list[TensorDesc]]
 KernelFn = Callable[[Node, list[np.ndarray | None]], list[np.ndarray]]
 CostFn = Callable[[Node, list[TensorDesc | None], list[TensorDesc]], Cost]
 ValueFn = Callable[[Node, list[Operand | None]], list[np.ndarray | None]]
+SpanFn = Callable[[Node, tuple[int, ...]], int]
 
 
 def default_cost(node: Node, inputs: list[TensorDesc | None], outputs: list[TensorDesc]) -> Cost:
@@ -67,12 +107,46 @@ class OpDef:
     # Computes output values from input descs alone (Shape, Size); None means "run the kernel on
     # known input values", which inference does for small constant subgraphs.
     value: ValueFn | None = None
-    # False for ops whose output must not be precomputed (random, huge or data-independent shapes).
+    # False for ops whose output must not be precomputed at compile time (constant folding, values
+    # propagated by inference): random ops, and ops whose result is not a plain value (TransData, fused).
     foldable: bool = True
     # The output is input 0's memory under another shape (Reshape, Squeeze, Identity...): no kernel is
     # launched for it (GE's no-task ops), and memory planning lets it alias its input.
     view: bool = False
     doc: str = ""
+    # ---- facts the passes, hardware and simulator ask (never their own op-name sets) --------------------
+    # A binary op whose two inputs may be swapped bit for bit (a+b is b+a): CSE sorts its inputs.
+    commutative: bool = False
+    # Two runs on the same inputs give the same outputs. False (random ops) also means never foldable: a
+    # nondeterministic op is neither precomputed nor merged by CSE. `foldable` alone is the weaker fact.
+    deterministic: bool = True
+    # The index of a training_mode input: the op is random unless that input is absent or a constant False
+    # (Dropout), so CSE merges it only then.
+    training_input: int | None = None
+    # Where its kernel runs; None: derived (NONE for a view, CUBE for category CUBE, VECTOR otherwise).
+    unit: Unit | None = None
+    # Its vector instruction class; None: derived (REDUCE for category REDUCE, ELEMENTWISE otherwise).
+    vector_class: VectorClass | None = None
+    # One input applied elementwise on the way out: a Conv/MatMul kernel can apply it in its epilogue, so
+    # graph fusion absorbs it (FusedConv, FullyConnection).
+    activation: bool = False
+    # How its NPU kernel works in NC1HWC0 (see NpuLayout); None: by category.
+    npu_layout: NpuLayout | None = None
+    # A reduce whose output keeps its input's shape (softmax, normalisations): how many input elements one
+    # reduction reads, from the input shape (the smallest UB tile). None: the last axis.
+    reduce_span: SpanFn | None = None
+    # Its cost already counts device bytes (NC1HWC0 padding included): the simulator adds no padding.
+    device_bytes: bool = False
+
+    def __post_init__(self) -> None:
+        if not self.deterministic and self.foldable:
+            raise ValueError(f"op {self.op_type}: a nondeterministic op cannot be foldable")
+        if self.unit is None:  # a frozen dataclass: the derived defaults are set once, here
+            derived = Unit.NONE if self.view else Unit.CUBE if self.category == Category.CUBE else Unit.VECTOR
+            object.__setattr__(self, "unit", derived)
+        if self.vector_class is None:
+            cls = VectorClass.REDUCE if self.category == Category.REDUCE else VectorClass.ELEMENTWISE
+            object.__setattr__(self, "vector_class", cls)
 
 
 class OpRegistry:
@@ -93,13 +167,18 @@ class OpRegistry:
         return self._ops.get((_canonical_domain(domain), op_type))
 
     def for_node(self, node: Node) -> OpDef | None:
-        """The node's op: its registered one, else (for a fused node) one that runs its body."""
+        """The node's op: its registered one, else (for a fused node) one that infers and costs its body."""
         op = self.get(node.op_type, node.domain)
         if op is None and node.body is not None:
-            from ge_core.ops.fused import fused_opdef
+            from ge_core.ops.fused import fused_opdef  # fused.py builds on this module's OpDef
 
             return fused_opdef(node, self)
         return op
+
+    def runs_body(self, node: Node) -> bool:
+        """A fused node: a body and no registered op of its own. The interpreter runs its body; its OpDef
+        (from `for_node`) has inference, cost and category but no kernel."""
+        return node.body is not None and self.get(node.op_type, node.domain) is None
 
     def lookup(self, node: Node) -> OpDef:
         op = self.for_node(node)
@@ -114,6 +193,16 @@ class OpRegistry:
 
     def supported(self) -> list[str]:
         return sorted(_qualified_key(k) for k in self._ops)
+
+    def shape_problems(self, graph: Graph) -> list[str]:
+        """For graph.verify(self): every node's output descs against what its op infers (ir.ShapeChecker)."""
+        from ge_core.ops.infer import shape_problems  # infer.py is built on this module
+
+        return shape_problems(graph, self)
+
+    def __iter__(self) -> Iterator[OpDef]:
+        """Every registered op, in registration order."""
+        return iter(self._ops.values())
 
     def __len__(self) -> int:
         return len(self._ops)

@@ -18,7 +18,7 @@ from ge_core.ir.limits import check_tensor_size
 from ge_core.ir.node import Node
 from ge_core.ir.tensor import TensorDesc
 from ge_core.ops.common import UNK, elementwise_cost, like, normalize_axis, operand, optional, shape_error
-from ge_core.ops.registry import Category, OpDef, Operand
+from ge_core.ops.registry import Category, NpuLayout, OpDef, Operand
 from ge_core.ops.resize_kernels import Taps, axis_taps
 from ge_core.ops.shape_ops import like_array, operands_of
 
@@ -216,7 +216,9 @@ def _infer_upsample(node: Node, operands: list[Operand | None]) -> list[TensorDe
 
 OPS: list[OpDef] = [
     # interpolate to new sizes/scales: nearest, linear or cubic, per coordinate_transformation_mode
-    OpDef("Resize", Category.INJECTIVE, _infer_resize, _resize, elementwise_cost(4), doc="interpolate"),
+    OpDef("Resize", Category.INJECTIVE, _infer_resize, _resize, elementwise_cost(4), doc="interpolate",
+          npu_layout=NpuLayout.RESIZE),
     # the opset 7/9 form of Resize: scales only, asymmetric coordinates, nearest or linear
-    OpDef("Upsample", Category.INJECTIVE, _infer_upsample, _resize, elementwise_cost(4), doc="upsample"),
+    OpDef("Upsample", Category.INJECTIVE, _infer_upsample, _resize, elementwise_cost(4), doc="upsample",
+          npu_layout=NpuLayout.RESIZE),
 ]

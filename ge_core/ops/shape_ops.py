@@ -28,7 +28,7 @@ from ge_core.ops.common import (
     shape_error,
     zero_flop_cost,
 )
-from ge_core.ops.registry import Category, OpDef, Operand
+from ge_core.ops.registry import Category, OpDef, Operand, Unit
 
 
 def _product(dims: list[int] | tuple[int, ...]) -> int:
@@ -327,10 +327,11 @@ OPS: list[OpDef] = [
           doc="insert 1-dims"),
     # the input's shape (dims start..end) as an int64 vector; reads no data, so OPAQUE (not fusible)
     OpDef("Shape", Category.OPAQUE, _infer_shape, _shape, zero_flop_cost, value=_shape_value,
-          doc="shape as int64 tensor"),
+          doc="shape as int64 tensor", unit=Unit.SCALAR),
     # the input's element count as an int64 scalar; reads no data, so OPAQUE
     OpDef("Size", Category.OPAQUE, _infer_size, _size, zero_flop_cost, value=_size_value,
-          doc="element count"),
+          doc="element count", unit=Unit.SCALAR),
     # broadcast the input to a shape (bidirectionally, as numpy does)
-    OpDef("Expand", Category.INJECTIVE, _infer_expand, _expand, zero_flop_cost, doc="broadcast to shape"),
+    OpDef("Expand", Category.INJECTIVE, _infer_expand, _expand, zero_flop_cost, doc="broadcast to shape",
+          unit=Unit.MTE),
 ]

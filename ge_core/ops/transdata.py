@@ -15,7 +15,7 @@ import numpy as np
 from ge_core.ir.node import Node
 from ge_core.ir.tensor import TensorDesc
 from ge_core.ops.common import operand, require_inputs
-from ge_core.ops.registry import Category, Cost, OpDef, Operand
+from ge_core.ops.registry import Category, Cost, OpDef, Operand, VectorClass
 
 DOMAIN = "ge"
 
@@ -43,5 +43,6 @@ def _cost(node: Node, inputs: list[TensorDesc | None], outputs: list[TensorDesc]
 OPS = [
     # A real kernel on the NPU (an own output buffer, a launch), so neither a view nor fusable in place.
     OpDef("TransData", Category.INJECTIVE, _infer, _kernel, _cost, domain=DOMAIN, foldable=False,
-          doc="layout conversion between formats (NCHW <-> NC1HWC0)"),
+          doc="layout conversion between formats (NCHW <-> NC1HWC0)",
+          vector_class=VectorClass.DATA_MOVE, device_bytes=True),
 ]

@@ -10,12 +10,13 @@ Concats (PlanStep.no_task): their inputs were written at their slices of the out
 
 So a wrong plan — two live tensors sharing bytes — gives wrong numbers here instead of passing silently.
 Tensors the arena cannot hold (strings, bfloat16 stand-ins) or the plan leaves out live outside it.
+It runs through the interpreter (kernel calls, error wrapping, desc checks, fused bodies): only where
+outputs are stored, and which nodes launch nothing, are its own.
 """
 
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -26,9 +27,10 @@ from ge_core.errors import ExecutionError, ModelError
 from ge_core.ir.graph import Graph
 from ge_core.ir.node import Node
 from ge_core.ops import REGISTRY
-from ge_core.ops.registry import OpDef, OpRegistry
-from ge_core.runtime.executor import ExecutionResult, NodeTiming, _run_step, _shape, _Step
+from ge_core.ops.registry import OpRegistry
 from ge_core.runtime.feeds import check_feeds
+from ge_core.runtime.interpreter import Env, ExecutionResult, Interpreter, Step, plan_steps
+from ge_core.runtime.specialise import is_dynamic
 
 
 class AllocationLike(Protocol):
@@ -82,42 +84,61 @@ class _Slot:
     dtype: np.dtype
 
 
-@dataclass(frozen=True, slots=True)
-class _ArenaStep:
-    step: _Step
-    outputs: tuple[str, ...]  # the node's non-empty outputs
-    zero_copy: bool  # a view the plan aliases to its base: no kernel, just a reshaped view
-
-
 class ArenaExecutor:
     """Runs `graph` with the activations laid out as `plan` says; same results type as Executor."""
 
     def __init__(self, graph: Graph, plan: MemoryPlanLike, registry: OpRegistry = REGISTRY) -> None:
-        if any(not graph.desc(t).is_static for t in graph.inputs):
+        if is_dynamic(graph):
             raise ModelError(f"graph '{graph.name}' has unknown input dims: a memory plan needs static shapes.",
                              hint="Compile with input_shapes (ATC's --input_shape) to fix them.")
         self.graph = graph
         self.plan = plan
+        self.registry = registry
         self.slots = _slots(plan)
         self.off_arena = sorted({t for s in plan.steps for t in s.outputs if t and t not in self.slots})
-        self._steps = [_arena_step(graph.node(s.node), registry.lookup(graph.node(s.node)), graph, plan, self.slots,
-                                   s.no_task)
-                       for s in plan.steps]
+        # in the plan's order; nothing to free: the plan says when an activation's bytes are reused
+        self.steps = plan_steps(graph, registry, [graph.node(s.node) for s in plan.steps], free=False)
+        self.zero_copy = {step.node: slot for step, s in zip(self.steps, plan.steps, strict=True)
+                          if (slot := _zero_copy_slot(step, plan, self.slots, s.no_task)) is not None}
 
     def run(self, feeds: Mapping[str, object]) -> ExecutionResult:
         checked = check_feeds(self.graph, feeds)
-        arena = np.empty(self.plan.arena_bytes, np.uint8)
-        env: dict[str, np.ndarray] = dict(self.graph.constants)
-        env.update(checked)
-        timings: list[NodeTiming] = []
-        with np.errstate(all="ignore"):  # ONNX semantics give inf/nan where numpy would warn
-            for step in self._steps:
-                start = time.perf_counter()
-                _run_arena_step(step, env, arena, self.slots)
-                node = step.step.node
-                timings.append(NodeTiming(node.name, node.op_type, time.perf_counter() - start))
-        outputs = {t: np.array(env[t]) for t in self.graph.outputs}
-        return ExecutionResult(outputs, timings, self.plan.arena_bytes)
+        result = _ArenaRun(self, np.empty(self.plan.arena_bytes, np.uint8)).run(checked)
+        result.peak_live_bytes = self.plan.arena_bytes
+        return result
+
+
+class _ArenaRun(Interpreter):
+    """One run of an ArenaExecutor: the interpreter, with every output stored at its planned bytes."""
+
+    def __init__(self, layout: ArenaExecutor, arena: np.ndarray) -> None:
+        super().__init__(layout.graph, layout.registry, layout.steps)
+        self.layout = layout
+        self.arena = arena
+
+    def run_node(self, step: Step, env: Env) -> list[np.ndarray]:
+        slot = self.layout.zero_copy.get(step.node)
+        if slot is not None:  # launches nothing: the tensor is bytes already written, under its own shape
+            return [_view(self.arena, slot)]
+        return super().run_node(step, env)  # ExecutionError naming node, op and input shapes on failure
+
+    def store_outputs(self, node: Node, values: list[np.ndarray], env: Env) -> None:
+        if node in self.layout.zero_copy:
+            env[next(t for t in node.outputs if t)] = values[0]
+            return
+        for t, value in zip(node.outputs, values, strict=False):
+            slot = self.layout.slots.get(t) if t else None
+            if slot is None:
+                if t:
+                    env[t] = value  # a tensor the arena cannot hold lives outside it
+                continue
+            if value.shape != slot.shape or value.dtype != slot.dtype:
+                raise ExecutionError(node.name, node.op_type, [_shape(env.get(i)) if i else None for i in node.inputs],
+                                     f"output '{t}' came out {value.dtype}{list(value.shape)} but the memory plan "
+                                     f"allocated {slot.dtype}{list(slot.shape)}")
+            target = _view(self.arena, slot)
+            np.copyto(target, value)  # numpy copies through a temporary when the two overlap
+            env[t] = target
 
 
 def _slots(plan: MemoryPlanLike) -> dict[str, _Slot]:
@@ -147,38 +168,21 @@ def _numpy_dtype(dtype: str) -> np.dtype | None:
     return None if result.kind in "OUSV" else result
 
 
-def _arena_step(node: Node, op: OpDef, graph: Graph, plan: MemoryPlanLike, slots: Mapping[str, _Slot],
-                no_task: bool) -> _ArenaStep:
-    outputs = tuple(t for t in node.outputs if t)
-    single = len(outputs) == 1 and outputs[0] in slots
-    zero_copy = single and ((op.view and plan.aliases.get(outputs[0]) in slots)
-                            or (no_task and all(t in slots for t in node.inputs)))
-    descs = tuple(graph.descs.get(t) for t in node.outputs)
-    return _ArenaStep(_Step(node, op, (), descs), outputs, zero_copy)
+def _zero_copy_slot(step: Step, plan: MemoryPlanLike, slots: Mapping[str, _Slot], no_task: bool) -> _Slot | None:
+    """The slot of a node that launches nothing: a view the plan aliases to its base, or a no-copy Concat
+    whose inputs were written at their slices of its output."""
+    outputs = [t for t in step.node.outputs if t]
+    if len(outputs) != 1 or outputs[0] not in slots:
+        return None
+    aliased = step.op.view and plan.aliases.get(outputs[0]) in slots
+    if aliased or (no_task and all(t in slots for t in step.node.inputs)):
+        return slots[outputs[0]]
+    return None
 
 
 def _view(arena: np.ndarray, slot: _Slot) -> np.ndarray:
     return arena[slot.offset: slot.offset + slot.nbytes].view(slot.dtype).reshape(slot.shape)
 
 
-def _run_arena_step(step: _ArenaStep, env: dict[str, np.ndarray], arena: np.ndarray,
-                    slots: Mapping[str, _Slot]) -> None:
-    if step.zero_copy:
-        env[step.outputs[0]] = _view(arena, slots[step.outputs[0]])
-        return
-    values = _run_step(step.step, env)  # ExecutionError naming node, op and input shapes on failure
-    for t, value in zip(step.step.node.outputs, values, strict=False):
-        if not t:
-            continue
-        slot = slots.get(t)
-        if slot is None:
-            env[t] = value
-            continue
-        if value.shape != slot.shape or value.dtype != slot.dtype:
-            node = step.step.node
-            raise ExecutionError(node.name, node.op_type, [_shape(env.get(i)) if i else None for i in node.inputs],
-                                 f"output '{t}' came out {value.dtype}{list(value.shape)} but the memory plan "
-                                 f"allocated {slot.dtype}{list(slot.shape)}")
-        target = _view(arena, slot)
-        np.copyto(target, value)  # numpy copies through a temporary when the two overlap
-        env[t] = target
+def _shape(value: np.ndarray | None) -> tuple[int, ...] | None:
+    return None if value is None else tuple(value.shape)

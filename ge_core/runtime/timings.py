@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 
-from ge_core.runtime.executor import NodeTiming
+from ge_core.runtime.interpreter import NodeTiming
 
 
 def timing_table(timings: Sequence[NodeTiming], top: int = 15) -> str:

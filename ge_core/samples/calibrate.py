@@ -3,7 +3,7 @@
 Randomized weights (`ge_core.samples.randomize_weights`) give BN random running statistics, so BN does
 not normalise and activations grow layer after layer (resnet50's logits reach ~1e5 and its softmax is
 one-hot). `calibrate_batch_norms` fixes that the way a real network's statistics come about: it runs
-the model once on a seeded N(0, 1) input with ge_core's own kernels, node by node in topological order,
+the model once on a seeded N(0, 1) input through ge_core's interpreter, node by node in topological order,
 and at every BatchNormalization replaces mean (input 3) and var (input 4) by the per-channel mean and
 variance of the BN's input (over every axis but the channel axis). The new statistics go into the
 running values at once, so every later BN is calibrated on already-normalised activations, and into the
@@ -19,7 +19,7 @@ from onnx import numpy_helper
 from ge_core.frontend import load_onnx
 from ge_core.ir.graph import Graph
 from ge_core.ir.node import Node
-from ge_core.ops import REGISTRY
+from ge_core.runtime.interpreter import Interpreter
 
 # Variance floor: keeps var > 0 (a constant channel) so BN never divides by ~sqrt(epsilon) alone.
 VAR_FLOOR = 1e-3
@@ -61,35 +61,23 @@ def calibration_feeds(graph: Graph, seed: int) -> dict[str, np.ndarray]:
 
 
 def _forward(graph: Graph, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """Run `graph` node by node; calibrate each BN just before it runs. Returns the new mean/var values."""
-    env: dict[str, np.ndarray] = dict(graph.constants)
-    env.update(feeds)
-    last_use = _last_uses(graph)
-    stats: dict[str, np.ndarray] = {}
-    with np.errstate(all="ignore"):  # ONNX semantics give inf/nan where numpy would warn
-        for i, node in enumerate(graph.nodes):
-            if node.op_type == "BatchNormalization" and _calibratable(graph, node):
-                stats.update(_calibrate(node, env))
-            args = [env[t] if t else None for t in node.inputs]
-            outputs = REGISTRY.lookup(node).kernel(node, args)
-            env.update((t, np.asarray(v)) for t, v in zip(node.outputs, outputs, strict=False) if t)
-            for t in last_use.get(i, ()):
-                env.pop(t, None)
-    return stats
+    """Run `graph` through the interpreter, calibrating each BN just before it runs; the new mean/var values."""
+    calibrator = _Calibrator(graph)
+    calibrator.run(feeds)
+    return calibrator.stats
 
 
-def _last_uses(graph: Graph) -> dict[int, list[str]]:
-    """Node index -> activations nobody reads after it (constants, inputs and outputs are kept)."""
-    keep = set(graph.constants) | set(graph.inputs) | set(graph.outputs)
-    last: dict[str, int] = {}
-    for i, node in enumerate(graph.nodes):
-        for t in (*node.inputs, *node.outputs):
-            if t and t not in keep:
-                last[t] = i
-    frees: dict[int, list[str]] = {}
-    for t, i in last.items():
-        frees.setdefault(i, []).append(t)
-    return frees
+class _Calibrator(Interpreter):
+    """The interpreter, with each calibratable BatchNormalization's statistics set just before it runs."""
+
+    def __init__(self, graph: Graph) -> None:
+        super().__init__(graph)
+        self.targets = {n for n in graph.nodes if n.op_type == "BatchNormalization" and _calibratable(graph, n)}
+        self.stats: dict[str, np.ndarray] = {}
+
+    def before_node(self, node: Node, env: dict[str, np.ndarray]) -> None:
+        if node in self.targets:
+            self.stats.update(_calibrate(node, env))
 
 
 def _calibratable(graph: Graph, node: Node) -> bool:

@@ -25,6 +25,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 from ge_core.errors import ModelError, UsageError
+from ge_core.ops import REGISTRY
 from ge_core.samples.calibrate import calibrate_batch_norms
 
 SampleKind = Literal["sample", "broken", "light", "exported"]
@@ -216,8 +217,6 @@ def _uses_external_data(model: onnx.ModelProto) -> bool:
 
 # --- randomize_weights -----------------------------------------------------------------------------
 
-# Ops that pass a tensor through unchanged in value; a weight's role is decided by what lies beyond.
-_PASS_THROUGH = {"Unsqueeze", "Squeeze", "Reshape", "Flatten", "Identity", "Cast"}
 _Use = tuple[onnx.NodeProto, int]
 
 
@@ -287,7 +286,7 @@ def _all_inputs(node: onnx.NodeProto) -> list[str]:
 def _role(name: str, uses: dict[str, list[_Use]], depth: int = 0) -> _Use | None:
     """The first real consumer of `name` (op and input index), looking through pass-through ops."""
     for node, index in uses.get(name, []):
-        if node.op_type in _PASS_THROUGH and index == 0 and depth < 4:
+        if _passes_through(node) and index == 0 and depth < 4:
             beyond = _role(node.output[0], uses, depth + 1)
             if beyond is not None:
                 return beyond
@@ -295,7 +294,16 @@ def _role(name: str, uses: dict[str, list[_Use]], depth: int = 0) -> _Use | None
     return None
 
 
+def _passes_through(node: onnx.NodeProto) -> bool:
+    """A view (OpDef.view: Reshape, Squeeze, Identity...) or a Cast hands its input on unchanged in value;
+    a weight's role is decided by what lies beyond. (Cast is this heuristic's own addition: a weight cast
+    to another dtype keeps its role.)"""
+    op = REGISTRY.get(node.op_type, node.domain)
+    return op is not None and (op.view or op.op_type == "Cast")
+
+
 def _random_values(rng: np.random.Generator, shape: tuple[int, ...], use: _Use | None) -> np.ndarray:
+    # The init heuristic's own cases (which input of which op is a weight): names of ONNX protos, kept here.
     op, index = (use[0].op_type, use[1]) if use is not None else ("", -1)
     if op in ("Conv", "Gemm", "MatMul") and index == 1 and len(shape) >= 2:
         return _normal(rng, shape, math.sqrt(2.0 / max(_fan_in(use, shape), 1)))

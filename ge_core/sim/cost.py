@@ -95,15 +95,15 @@ def kernel_cost(node: Node, graph: Graph, p: HardwareProfile, precision: Precisi
         ins, outs = graph.input_descs(node), graph.output_descs(node)
         c = op.cost(node, ins, outs)
         flops, read, written = c.flops, c.bytes_read, c.bytes_written
-        if node.op_type != "TransData":  # the registry counts logical bytes; the device pads NC1HWC0
+        if not op.device_bytes:  # the registry counts logical bytes; the device pads NC1HWC0
             read += _padding(ins)
             written += _padding(outs)
         if unit == "vector":
-            vector = vector_cycles_of(node.op_type, op, ins, outs, flops, share, p, precision.vector_bytes)
+            vector = vector_cycles_of(op, ins, outs, flops, share, p, precision.vector_bytes)
         elif unit == "cube":  # a plain cube op's epilogue (a Gemm's bias add) walks the output alone
             epilogue = max(flops - 2 * tiling.gemm.macs, 0) if tiling.gemm is not None else 0
             if epilogue > 0:
-                vector = vector_cycles_of(node.op_type, op, [], outs[:1], epilogue, share, p, precision.vector_bytes)
+                vector = vector_cycles_of(op, [], outs[:1], epilogue, share, p, precision.vector_bytes)
     cube = mte1 = fixpipe = mte2 = mte3 = 0.0
     if unit == "cube":
         cube, mte1, fixpipe, mte2 = _cube_work(node, graph, cubes, tiling, p, precision, read)
@@ -182,7 +182,7 @@ def _body_work(body: Graph, p: HardwareProfile, vector_bytes: int | None, share:
             continue
         if op.view:
             continue
-        cycles += vector_cycles_of(inner.op_type, op, ins, outs, f, share, p, vector_bytes)
+        cycles += vector_cycles_of(op, ins, outs, f, share, p, vector_bytes)
     return flops, cycles
 
 

@@ -12,8 +12,7 @@ error of fp16 storage with fp32 accumulation.
 
 from __future__ import annotations
 
-import weakref
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -22,7 +21,7 @@ from ge_core.ir.graph import Graph
 from ge_core.ir.node import Node
 from ge_core.ops import REGISTRY
 from ge_core.ops.registry import Category, OpDef, OpRegistry
-from ge_core.runtime.executor import Executor
+from ge_core.runtime import Executor, Interpreter, relative_error
 from ge_core.sim.cost import Precision
 
 PRECISION_MODES: dict[str, Precision] = {
@@ -47,80 +46,36 @@ def exact(precision: Precision) -> bool:
     return precision.cube_bytes is None and precision.vector_bytes is None
 
 
-def _to_fp16(x: np.ndarray | None) -> np.ndarray | None:
-    if x is None or x.dtype != np.float32:
-        return x
-    return x.astype(np.float16).astype(np.float32)
+def _to_fp16(x: np.ndarray) -> np.ndarray:
+    return x.astype(np.float16).astype(np.float32) if x.dtype == np.float32 else x
 
 
-class PrecisionRegistry(OpRegistry):
-    """The registry's kernels, with fp16 rounding where the precision mode puts it (fused bodies too)."""
+class PrecisionInterpreter(Interpreter):
+    """The interpreter with fp16 rounding where the precision mode puts it (inside fused bodies too)."""
 
-    def __init__(self, base: OpRegistry, precision: Precision) -> None:
-        super().__init__()
-        self.base = base
+    def __init__(self, graph: Graph, registry: OpRegistry = REGISTRY, *, precision: Precision) -> None:
+        super().__init__(graph, registry)
         self.precision = precision
-        self._wrapped: dict[int, OpDef] = {}
-        self._bodies: weakref.WeakKeyDictionary[Graph, OpDef] = weakref.WeakKeyDictionary()
+        self._cube_fp16 = precision.cube_bytes == 2
+        self._vector_fp16 = precision.vector_bytes == 2
 
-    def for_node(self, node: Node) -> OpDef | None:
-        if node.body is not None and self.base.get(node.op_type, node.domain) is None:
-            return self._fused(node)
-        op = self.base.for_node(node)
-        if op is None or op.view:
-            return op
-        key = id(op)
-        if key not in self._wrapped:
-            self._wrapped[key] = self._wrap(op)
-        return self._wrapped[key]
-
-    def _wrap(self, op: OpDef) -> OpDef:
-        base_kernel = op.kernel
-        cube = op.category == Category.CUBE
-        round_outputs = self.precision.vector_bytes == 2
-
-        def kernel(node: Node, inputs: list[np.ndarray | None]) -> list[np.ndarray]:
-            if cube:  # operands in fp16, bias and accumulation in fp32
-                inputs = [_to_fp16(x) if i < 2 else x for i, x in enumerate(inputs)]
-            outputs = base_kernel(node, inputs)
-            return [_to_fp16(y) for y in outputs] if round_outputs else outputs  # type: ignore[misc]
-
-        return OpDef(op.op_type, op.category, op.infer, kernel, op.cost, op.domain, op.value, op.foldable, op.view)
-
-    def _fused(self, node: Node) -> OpDef:
-        assert node.body is not None
-        body = node.body
-        cached = self._bodies.get(body)
-        if cached is None:
-            template = self.base.for_node(node)
-            assert template is not None
-            executor = Executor(body, self)
-
-            def kernel(inner: Node, inputs: list[np.ndarray | None]) -> list[np.ndarray]:
-                arrays = [x for x in inputs if x is not None]
-                out = executor.run_body(dict(zip(body.inputs, arrays, strict=True)))
-                return [out[t] for t in body.outputs]
-
-            cached = OpDef(template.op_type, template.category, template.infer, kernel, template.cost,
-                           template.domain, foldable=False)
-            self._bodies[body] = cached
-        return cached
+    def call_kernel(self, node: Node, op: OpDef, args: list[np.ndarray | None]) -> Sequence[np.ndarray]:
+        if op.view:  # no computation: the bytes are the input's
+            return op.kernel(node, args)
+        if self._cube_fp16 and op.category == Category.CUBE:  # operands in fp16, bias and accumulation in fp32
+            args = [_to_fp16(x) if i < 2 and x is not None else x for i, x in enumerate(args)]
+        outputs = op.kernel(node, args)
+        return [_to_fp16(np.asarray(y)) for y in outputs] if self._vector_fp16 else outputs
 
 
 def run_outputs(graph: Graph, feeds: Mapping[str, np.ndarray], precision: Precision) -> dict[str, np.ndarray]:
     """The graph's outputs computed with the precision mode's rounding."""
-    return Executor(graph, PrecisionRegistry(REGISTRY, precision)).run(feeds).outputs
+    def interpreter(g: Graph, registry: OpRegistry) -> Interpreter:
+        return PrecisionInterpreter(g, registry, precision=precision)
+
+    return Executor(graph, interpreter=interpreter).run(feeds).outputs
 
 
 def relative_errors(got: Mapping[str, np.ndarray], want: Mapping[str, np.ndarray]) -> dict[str, float]:
-    """max |got - want| / max |want| per float output (0 for exact or non-float outputs)."""
-    errors: dict[str, float] = {}
-    for name, ref in want.items():
-        value = got[name]
-        if ref.dtype.kind != "f" or ref.size == 0:
-            errors[name] = 0.0
-            continue
-        diff = np.abs(value.astype(np.float64) - ref.astype(np.float64))
-        scale = float(np.nanmax(np.abs(ref))) if np.isfinite(ref).any() else 1.0
-        errors[name] = float(np.nanmax(diff)) / max(scale, 1e-30)
-    return errors
+    """relative_error per output of `want` (ge_core.runtime.relative_error says what counts as equal)."""
+    return {name: relative_error(got[name], ref) for name, ref in want.items()}

@@ -9,6 +9,7 @@ import ge_core
 from ge_core.errors import GraphEditError
 from ge_core.ir import Graph, TensorDesc
 from ge_core.ir.fusion import cycle_through, external_inputs, external_outputs, fuse
+from ge_core.ops import REGISTRY
 
 
 def f32(*shape: int) -> TensorDesc:
@@ -39,7 +40,7 @@ def test_fused_node_keeps_the_group_as_its_body_and_runs_the_same() -> None:
     want = ge_core.execute(g, feeds())["y"]
     nodes = [g.node(n) for n in ("sig", "tanh", "add", "mul")]
     fused = fuse(g, nodes, "UbFused", name="group1")
-    g.verify()
+    g.verify(REGISTRY)
     assert fused.inputs == ("a", "k") and fused.outputs == ("e",)
     assert fused.body is not None and [n.name for n in fused.body.nodes] == ["sig", "tanh", "add", "mul"]
     np.testing.assert_allclose(ge_core.execute(g, feeds())["y"], want, rtol=1e-6)
@@ -87,7 +88,7 @@ def test_fusing_repairs_the_order_when_a_reader_came_before_the_groups_last_node
     g.set_outputs(["y"])
     want = ge_core.execute(g, feeds_for_3())["y"]
     fuse(g, [g.node("a"), g.node("b")], "Pair", name="pair")  # placed at b's slot, after `reader`
-    g.verify()
+    g.verify(REGISTRY)
     assert [n.name for n in g.nodes] == ["pair", "reader", "out"]
     np.testing.assert_allclose(ge_core.execute(g, feeds_for_3())["y"], want)
 

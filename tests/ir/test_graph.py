@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import ge_core  # noqa: F401  (registers the op shape checker used by verify)
 from ge_core.errors import GraphEditError, VerifyError
 from ge_core.ir import Graph, TensorDesc
+from ge_core.ops import REGISTRY
 
 
 def f32(*shape: int) -> TensorDesc:
@@ -53,7 +53,7 @@ def test_users_and_producer_maps_follow_edits() -> None:
     sig = g.insert_after(relu, "Sigmoid", ["h"], ["s"], name="sig", descs=[f32(1, 3)])
     assert [u.name for u in g.users("h")] == ["relu", "sig"]
     g.set_outputs(["y", "s"])
-    g.verify()
+    g.verify(REGISTRY)
     assert g.index_of(sig) == g.index_of(relu) + 1
 
 
@@ -64,7 +64,7 @@ def test_replace_all_uses_rewires_readers_but_not_the_new_producer() -> None:
     assert g.replace_all_uses("h", "t") == 1  # relu now reads t; tanh itself keeps reading h
     assert relu.inputs == ("t",)
     assert tanh.inputs == ("h",)
-    g.verify(check_shapes=False)
+    g.verify()
 
 
 def test_replace_all_uses_rewires_the_graph_output() -> None:
@@ -72,7 +72,7 @@ def test_replace_all_uses_rewires_the_graph_output() -> None:
     g.add_node("Tanh", ["y"], ["t"], name="tanh", descs=[f32(1, 3)])
     assert g.replace_all_uses("y", "t") == 1  # the graph output; tanh keeps reading y
     assert g.outputs == ["t"]
-    g.verify(check_shapes=False)
+    g.verify()
 
 
 def test_replace_all_uses_refuses_a_producer_placed_after_the_users() -> None:
@@ -94,7 +94,7 @@ def test_erase_after_bypass_keeps_graph_valid() -> None:
     g = mlp()
     g.replace_all_uses("y", "h")
     g.erase(g.node("relu"))
-    g.verify()
+    g.verify(REGISTRY)
     assert g.outputs == ["h"]
     assert not g.has_node("relu")
     assert "y" not in g.descs
@@ -124,7 +124,7 @@ def test_verify_reports_every_problem_at_once() -> None:
     g.reorder([relu, mm])  # relu now reads h before it is produced
     g.set_desc("w", f32(9, 9))  # desc disagrees with the array
     with pytest.raises(VerifyError) as info:
-        g.verify()
+        g.verify(REGISTRY)
     problems = info.value.problems
     assert any("'relu' (Relu) reads 'h', which is produced later" in p for p in problems)
     assert any("constant 'w' holds shape [4, 3]" in p for p in problems)
@@ -134,14 +134,31 @@ def test_verify_checks_shapes_against_the_op_registry() -> None:
     g = mlp()
     g.set_desc("y", f32(1, 5))
     with pytest.raises(VerifyError, match=r"output 'y' is f32\[1,5\] but the operator infers f32\[1,3\]"):
-        g.verify()
+        g.verify(REGISTRY)
+
+
+def test_verify_checks_shapes_only_when_given_the_registry() -> None:
+    """Without a shape checker only the structure is checked, whatever modules are imported."""
+    g = mlp()
+    g.set_desc("y", f32(1, 5))
+    g.verify()
+    seen: list[Graph] = []
+
+    class Checker:  # any ShapeChecker will do
+        def shape_problems(self, graph: Graph) -> list[str]:
+            seen.append(graph)
+            return ["a problem"]
+
+    with pytest.raises(VerifyError, match="a problem"):
+        g.verify(Checker())
+    assert seen == [g]
 
 
 def test_verify_reports_dangling_reads() -> None:
     g = mlp()
     g.add_node("Relu", ["nowhere"], ["z"], name="dangling", descs=[f32(1)])
     with pytest.raises(VerifyError, match="reads 'nowhere', which is never produced"):
-        g.verify(check_shapes=False)
+        g.verify()
 
 
 def test_copy_is_independent() -> None:
@@ -150,8 +167,8 @@ def test_copy_is_independent() -> None:
     c.replace_all_uses("y", "h")
     c.erase(c.node("relu"))
     assert g.has_node("relu") and g.outputs == ["y"]
-    g.verify()
-    c.verify()
+    g.verify(REGISTRY)
+    c.verify(REGISTRY)
     assert c.constants["w"] is g.constants["w"]  # weights are shared, not copied
 
 
@@ -180,7 +197,7 @@ def test_rename_tensor_updates_producer_readers_outputs_and_desc() -> None:
     assert g.node("mm").outputs == ("hidden",) and g.node("relu").inputs == ("hidden",)
     g.rename_tensor("y", "out")
     assert g.outputs == ["out"] and g.desc("out") == f32(1, 3)
-    g.verify()
+    g.verify(REGISTRY)
     with pytest.raises(GraphEditError, match="only node outputs"):
         g.rename_tensor("x", "z")
 
@@ -190,7 +207,7 @@ def test_fold_to_constants_keeps_tensor_names_for_readers() -> None:
     g.fold_to_constants(g.node("mm"), [np.full((1, 3), 4.0, np.float32)])
     assert g.is_constant("h") and g.producer("h") is None
     assert [u.name for u in g.users("h")] == ["relu"]
-    g.verify()
+    g.verify(REGISTRY)
 
 
 def test_order_keys_survive_many_inserts_at_one_spot() -> None:
@@ -202,4 +219,4 @@ def test_order_keys_survive_many_inserts_at_one_spot() -> None:
         prev = f"r{i}"
     assert g.is_before(g.node("r0"), g.node("r199")) and g.is_before(g.node("r199"), relu)
     g.set_input(relu, 0, "r199")
-    g.verify()
+    g.verify(REGISTRY)

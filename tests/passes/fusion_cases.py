@@ -13,6 +13,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 import ge_core
 from ge_core.ir import Graph
+from ge_core.ops import REGISTRY
 from ge_core.passes.infra.base import FusionDecision, GraphPass, PassResult
 from ge_core.passes.infra.instruments import relative_error
 
@@ -50,7 +51,7 @@ def run_observed(pass_: GraphPass, graph: Graph) -> tuple[PassResult, str, Outpu
     feeds = ge_core.random_feeds(graph, seed=0)
     want = ge_core.execute(graph, feeds)
     result = pass_.run(graph)
-    graph.verify()
+    graph.verify(REGISTRY)
     assert (graph.inputs, graph.outputs) == (inputs, outputs)
     got = ge_core.execute(graph, feeds)
     return result, text, want, got

@@ -50,7 +50,7 @@ def run_and_compare(pass_: GraphPass, g: Graph, *, interface: bool = True,
     interface (when `interface`), that changed=False leaves the text, and the numbers (when `numerics`)."""
     before = g.copy()
     result = pass_.run(g)
-    g.verify()
+    g.verify(REGISTRY)
     if interface:
         assert g.outputs == before.outputs and g.inputs == before.inputs
     if not result.changed:

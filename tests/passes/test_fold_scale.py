@@ -10,6 +10,7 @@ import pytest
 
 import ge_core
 from ge_core.ir import Graph
+from ge_core.ops import REGISTRY
 from ge_core.passes.cleanup.constant_folding import ConstantFoldingPass
 from ge_core.passes.cleanup.dead_code import PrunePass
 from ge_core.passes.cleanup.fold_batchnorm import BatchNormFoldPass
@@ -207,7 +208,7 @@ def test_samples_after_batchnorm_fold(name: str, scales: int) -> None:
         p.run(g)
     before = len(g)
     result = ScaleFoldPass().run(g)
-    g.verify()
+    g.verify(REGISTRY)
     assert before - len(g) == scales and result.notes[0].startswith(f"folded {scales} ")
     got = ge_core.execute(g, feeds)
     assert max(relative_error(got[t], want[t]) for t in want) <= 1e-4

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 import ge_core
+from ge_core.ops import REGISTRY
 from ge_core.passes.fusion.graph import ConvActivationFusionPass, GeluFusionPass, LayerNormFusionPass
 from ge_core.passes.fusion.graph.pattern import FusedOp, Pattern, find_matches, op
 from ge_core.passes.infra.base import Stage
@@ -125,7 +126,7 @@ def test_ten_thousand_nodes_fuse_every_block() -> None:
         if step.name in FUSION_PASSES:
             step.pass_.run(big)
     assert len(big) == 3 * 600
-    big.verify()
+    big.verify(REGISTRY)
 
 
 def test_synthetic_model_compiles_with_fusion() -> None:

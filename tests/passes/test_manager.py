@@ -11,6 +11,7 @@ import pytest
 
 from ge_core.errors import UsageError
 from ge_core.ir import Graph, TensorDesc
+from ge_core.ops import REGISTRY
 from ge_core.passes.infra.base import NodePass, NodeRewrite, PassResult, Stage, describe, snake_name
 from ge_core.passes.infra.instruments import NumericsInstrument, SnapshotInstrument, VerifyInstrument
 from ge_core.passes.infra.manager import PassError, PassManager, PipelineStep
@@ -169,7 +170,7 @@ def test_node_pass_worklist_collapses_a_whole_chain() -> None:
     result = ReluOfReluNodePass().run(g)
     assert result.changed
     assert [n.op_type for n in g.nodes] == ["Relu", "Sigmoid"]
-    g.verify()
+    g.verify(REGISTRY)
 
 
 def test_names_and_descriptions() -> None:

@@ -14,6 +14,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 import ge_core
 from ge_core.ir import Graph
+from ge_core.ops import REGISTRY
 from ge_core.passes.cleanup.constant_folding import ConstantFoldingPass
 from ge_core.passes.cleanup.dead_code import PrunePass
 from ge_core.passes.cleanup.reshape_chain import ReshapeChainPass, inserted_ones
@@ -45,7 +46,7 @@ def run_checked(graph: Graph, feeds: dict[str, np.ndarray] | None = None) -> Pas
     feeds = feeds or ge_core.random_feeds(graph, seed=0)
     want = ge_core.execute(graph, feeds)
     result = ReshapeChainPass().run(graph)
-    graph.verify()
+    graph.verify(REGISTRY)
     assert (graph.inputs, graph.outputs) == (inputs, outputs)
     got = ge_core.execute(graph, feeds)
     assert all(got[t].shape == want[t].shape and relative_error(got[t], want[t]) == 0.0 for t in want)

@@ -12,6 +12,7 @@ from onnx import TensorProto, helper
 
 import ge_core
 from ge_core.ir import Graph
+from ge_core.ops import REGISTRY
 from ge_core.passes.cleanup.transpose_chain import TransposeChainPass
 from ge_core.passes.infra.base import PassResult
 from ge_core.passes.infra.instruments import relative_error
@@ -35,7 +36,7 @@ def run_checked(graph: Graph) -> PassResult:
     feeds = ge_core.random_feeds(graph, seed=0)
     want = ge_core.execute(graph, feeds)
     result = TransposeChainPass().run(graph)
-    graph.verify()
+    graph.verify(REGISTRY)
     assert (graph.inputs, graph.outputs) == (inputs, outputs)
     got = ge_core.execute(graph, feeds)
     assert all(relative_error(got[t], want[t]) == 0.0 for t in want)  # pure data movement: exact

@@ -14,6 +14,7 @@ from ge_core.compiler import CompiledModel
 from ge_core.debugging.dump import fusion_result
 from ge_core.hardware.ub_working_set import WorkingSet, working_set
 from ge_core.ir import Graph, TensorDesc
+from ge_core.ops import REGISTRY
 from ge_core.passes.fusion.ub.ub_fusion import UbFusionPass
 from ge_core.passes.infra.base import FusionDecision, PassResult
 from ge_core.passes.infra.instruments import relative_error
@@ -345,4 +346,4 @@ def test_ten_thousand_nodes_fuse() -> None:
     assert len(graph) == 10_000
     result = UbFusionPass().run(graph)
     assert result.changed and len(graph) < 5_000
-    graph.verify()
+    graph.verify(REGISTRY)

@@ -18,8 +18,7 @@ from ge_core.errors import ExecutionError, ModelError, UsageError
 from ge_core.ir import Graph, TensorDesc
 from ge_core.memory.lifetimes import compute_lifetimes
 from ge_core.memory.plan import Allocation, MemoryPlan, PlanStep
-from ge_core.passes.infra.instruments import relative_error
-from ge_core.runtime import ArenaExecutor, Executor
+from ge_core.runtime import ArenaExecutor, Executor, relative_error
 from ge_core.samples.registry import get_sample, sample_bytes
 
 F32 = "float32"

@@ -17,6 +17,7 @@ from onnx import helper
 
 import ge_core
 from ge_core.cli.main import main
+from ge_core.runtime import relative_error
 from ge_core.samples.registry import Sample, list_samples, sample_bytes
 
 RELATIVE_TOLERANCE = 1e-3
@@ -41,12 +42,6 @@ def ort_run(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> dict[str, n
     session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
     names = [o.name for o in session.get_outputs()]
     return dict(zip(names, session.run(names, feeds), strict=True))
-
-
-def relative_error(got: np.ndarray, want: np.ndarray) -> float:
-    scale = float(np.max(np.abs(want))) if want.size else 0.0
-    diff = float(np.max(np.abs(got.astype(np.float64) - want.astype(np.float64)))) if want.size else 0.0
-    return diff / max(scale, 1e-12)
 
 
 @pytest.mark.slow

@@ -15,7 +15,7 @@ from ge_core.ir.tensor import TensorDesc
 from ge_core.ops import REGISTRY
 from ge_core.ops.registry import OpDef, Operand
 from ge_core.passes.infra.base import PassResult
-from ge_core.passes.infra.rewrite import NONDETERMINISTIC_OPS, control_pinned
+from ge_core.passes.infra.rewrite import control_pinned
 
 
 @dataclass(frozen=True)
@@ -52,8 +52,8 @@ class ConstantFoldingPass:
     @staticmethod
     def _may_fold(node: Node, op: OpDef, keep: set[str]) -> bool:
         # control edges are ordering the user asked for: leave such nodes to run
-        return (op.foldable and node.op_type not in NONDETERMINISTIC_OPS and not node.control_inputs
-                and node.name not in keep)
+        # (a random op is never foldable: OpDef refuses deterministic=False with foldable=True)
+        return op.foldable and not node.control_inputs and node.name not in keep
 
     def _evaluate(self, graph: Graph, node: Node, op: OpDef) -> list[np.ndarray] | None:
         """The node's output values, or None when it cannot (or should not) be folded."""

@@ -13,11 +13,9 @@ from ge_core.ir.graph import Graph
 from ge_core.ir.node import Node
 from ge_core.ir.tensor import TensorDesc
 from ge_core.ops import REGISTRY
+from ge_core.ops.registry import OpDef
 from ge_core.passes.infra.base import PassResult
-from ge_core.passes.infra.rewrite import NONDETERMINISTIC_OPS, control_pinned
-
-# Binary ops whose two inputs may be swapped (a+b is b+a bit for bit): their key sorts the inputs.
-COMMUTATIVE_OPS = frozenset({"Add", "Mul", "And", "Or", "Xor", "Equal"})
+from ge_core.passes.infra.rewrite import control_pinned
 
 
 @dataclass
@@ -101,23 +99,25 @@ class CsePass:
 
 
 def _node_key(graph: Graph, node: Node, hasher: _Hasher) -> Hashable | None:
-    """What the node computes, or None when it must never be merged."""
+    """What the node computes, or None when it must never be merged (random, or not foldable either)."""
     op = REGISTRY.for_node(node)
-    if op is None or not op.foldable or node.op_type in NONDETERMINISTIC_OPS or not _deterministic(graph, node):
+    if op is None or not op.foldable or not op.deterministic or not _in_inference(graph, node, op):
         return None
     inputs = node.inputs
-    if node.op_type in COMMUTATIVE_OPS and len(inputs) == 2 and all(inputs):
+    if op.commutative and len(inputs) == 2 and all(inputs):  # a+b is b+a: the key sorts the inputs
         inputs = tuple(sorted(inputs))
     attrs = tuple(sorted((k, hasher.canon(v)) for k, v in node.attrs.items()))
     return (op.domain, node.op_type, node.opset, inputs, attrs, tuple(sorted(node.control_inputs)),
             len(node.outputs))
 
 
-def _deterministic(graph: Graph, node: Node) -> bool:
-    """Dropout is deterministic only in inference: no training_mode input, or a constant False one."""
-    if node.op_type != "Dropout" or not node.has_input(2):
+def _in_inference(graph: Graph, node: Node, op: OpDef) -> bool:
+    """An op with a training_mode input (Dropout) is deterministic only in inference: that input absent, or
+    a constant False."""
+    index = op.training_input
+    if index is None or not node.has_input(index):
         return True
-    flag = graph.constants.get(node.input(2))
+    flag = graph.constants.get(node.input(index))
     return flag is not None and not bool(np.asarray(flag).reshape(-1)[0])
 
 

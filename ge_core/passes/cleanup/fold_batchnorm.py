@@ -21,7 +21,8 @@ from ge_core.passes.cleanup.fold_scale import (
 from ge_core.passes.infra.base import PassResult
 from ge_core.passes.infra.rewrite import bypass, control_pinned, drop_unused_constants, is_onnx, single_reader
 
-# BatchNormalization's X may come from these (MatMul has no bias to take BN's shift).
+# BatchNormalization's X may come from these (MatMul has no bias to take BN's shift): the cases of
+# fold_scale's weight rewrites with a bias, so the names stay with the rewrite.
 FOLDS_INTO = ("Conv", "ConvTranspose", "Gemm")
 
 

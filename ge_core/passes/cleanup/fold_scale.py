@@ -31,8 +31,8 @@ class Affine:
 
 
 # ---- the ops whose weights absorb an affine map --------------------------------------------------------
-
-
+# Conv [Cout, Cin/g, k...], ConvTranspose [Cin, Cout/g, k...], Gemm and MatMul each rewrite their own weight
+# layout: the op names below are this rewrite's own cases, not a set of ops with a shared fact.
 
 def channel_axis(producer: Node, rank: int) -> int:
     """The output axis that indexes output channels: 1 for convolutions, the last for Gemm/MatMul."""
@@ -122,10 +122,6 @@ def _replace_const(graph: Graph, node: Node, index: int, value: np.ndarray, role
     graph.add_constant(name, np.ascontiguousarray(value.astype(dtype)))
     graph.set_input(node, index, name)
     drop_unused_constants(graph, [old])
-
-
-
-
 
 
 # ---- ScaleFoldPass ------------------------------------------------------------------------------------

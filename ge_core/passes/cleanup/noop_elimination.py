@@ -12,6 +12,7 @@ import numpy as np
 from ge_core.ir.graph import Graph
 from ge_core.ir.node import Node
 from ge_core.ir.tensor import TensorDesc
+from ge_core.ops import REGISTRY
 from ge_core.passes.infra.base import PassResult
 from ge_core.passes.infra.rewrite import bypass, control_pinned
 
@@ -134,11 +135,13 @@ def _same_size_resize(graph: Graph, node: Node) -> str | None:
     return _same_shape(graph, node)
 
 
-def _with_constant(value: float, *, commutative: bool) -> Rule:
-    """x op c where c is all `value` (1 for Mul/Div, 0 for Add/Sub) and broadcasting c adds nothing."""
+def _with_constant(value: float) -> Rule:
+    """x op c where c is all `value` (1 for Mul/Div, 0 for Add/Sub) and broadcasting c adds nothing; c may
+    come first when the op is commutative (OpDef.commutative: c * x, c + x)."""
 
     def rule(graph: Graph, node: Node) -> str | None:
-        sides = [(0, 1), (1, 0)] if commutative else [(0, 1)]
+        op = REGISTRY.get(node.op_type, node.domain)
+        sides = [(0, 1), (1, 0)] if op is not None and op.commutative else [(0, 1)]
         for x, c in sides:
             const = _const(graph, node, c)
             desc = _desc(graph, node.input(x))
@@ -159,6 +162,7 @@ def _broadcast_adds_nothing(x: tuple[int, ...], c: tuple[int, ...]) -> bool:
     return all(dc == 1 or (dc == dx and dx >= 0) for dx, dc in zip(x[len(x) - len(c):], c, strict=True))
 
 
+# When each op is a no-op: the rewrite's own per-op conditions (a table of pattern -> rewrite, one per line).
 RULES: dict[str, Rule] = {
     "Identity": _input0,                                   # a copy of its input
     "Dropout": _dropout_inference,                         # inference: input unchanged (mask unused)
@@ -180,8 +184,8 @@ RULES: dict[str, Rule] = {
     "Split": _single_output,                               # into one piece: the whole tensor
     "Resize": _same_size_resize,                           # to the same size, scale 1
     "Upsample": _same_size_resize,                         # by scale 1
-    "Mul": _with_constant(1, commutative=True),            # x * 1 (ones broadcast into x's shape)
-    "Div": _with_constant(1, commutative=False),           # x / 1
-    "Add": _with_constant(0, commutative=True),            # x + 0
-    "Sub": _with_constant(0, commutative=False),           # x - 0
+    "Mul": _with_constant(1),                              # x * 1 (ones broadcast into x's shape)
+    "Div": _with_constant(1),                              # x / 1
+    "Add": _with_constant(0),                              # x + 0
+    "Sub": _with_constant(0),                              # x - 0
 }

@@ -118,7 +118,9 @@ def _static_rewrite(graph: Graph, chain: list[Node], x: str, have: TensorDesc, w
 
 
 def _retarget(graph: Graph, node: Node, x: str, have: TensorDesc, want: TensorDesc) -> bool:
-    """Make `node` read x and produce `want`'s shape, if its op can say so; False (untouched) if not."""
+    """Make `node` read x and produce `want`'s shape, if its op can say so; False (untouched) if not.
+    (How each view op is re-pointed, Reshape by its shape input and Squeeze/Unsqueeze by their axes, is
+    this rewrite itself, so the op names stay here.)"""
     if node.op_type == "Reshape":
         _set_shape_input(graph, node, "shape", want.shape)
         graph.set_input(node, 0, x)

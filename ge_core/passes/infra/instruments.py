@@ -14,7 +14,9 @@ import numpy as np
 
 from ge_core.errors import GEError
 from ge_core.ir.graph import Graph
+from ge_core.ops import REGISTRY
 from ge_core.passes.infra.base import FusionDecision, GraphPass, PassResult, Stage
+from ge_core.runtime import execute, relative_error
 
 
 @dataclass
@@ -96,16 +98,18 @@ class ProgressInstrument(Instrument):
 
 
 class VerifyInstrument(Instrument):
-    """Run graph.verify() after every pass: structure, order, and every desc against its op's inference."""
+    """Run graph.verify(REGISTRY) after every pass: structure, order, and every desc against its op's
+    inference."""
 
     def after_pass(self, step: PassStep) -> None:
-        step.graph.verify()
+        step.graph.verify(REGISTRY)
         step.record.verified = True
 
 
 @dataclass
 class NumericsInstrument(Instrument):
-    """Run the graph before and after each pass on the same feeds; record the max error per output.
+    """Run the graph (through the interpreter) before and after each pass on the same feeds; record the max
+    error per output (ge_core.runtime.relative_error).
 
     With `tolerance` set, a pass whose outputs move by more than that (relative to the output's magnitude)
     fails, naming the pass: the numeric debugging a bad rewrite needs.
@@ -117,13 +121,13 @@ class NumericsInstrument(Instrument):
 
     def before_pass(self, step: PassStep) -> None:
         if not self.reference:
-            self.reference = _run(step.graph, self.feeds)
+            self.reference = execute(step.graph, self.feeds)
 
     def after_pass(self, step: PassStep) -> None:
         if not step.record.changed:
             step.record.max_error = {t: 0.0 for t in self.reference}
             return
-        outputs = _run(step.graph, self.feeds)
+        outputs = execute(step.graph, self.feeds)
         errors = {t: relative_error(outputs[t], ref) for t, ref in self.reference.items()}
         step.record.max_error = errors
         worst = max(errors.items(), key=lambda kv: kv[1], default=("", 0.0))
@@ -131,25 +135,3 @@ class NumericsInstrument(Instrument):
             raise GEError(f"output '{worst[0]}' moved by {worst[1]:.3g} (relative) after this pass, over the "
                           f"tolerance {self.tolerance:g}.")
         self.reference = outputs
-
-
-def relative_error(got: np.ndarray, want: np.ndarray) -> float:
-    """max |got - want| / max |want| (0 for empty tensors; exact match required for non-numbers)."""
-    if got.shape != want.shape:
-        return float("inf")
-    if want.size == 0:
-        return 0.0
-    if want.dtype.kind not in "biuf":
-        return 0.0 if np.array_equal(got, want) else float("inf")
-    a, b = got.astype(np.float64), want.astype(np.float64)
-    both_nan = np.isnan(a) & np.isnan(b)
-    diff = np.where(both_nan, 0.0, np.abs(a - b))
-    scale = float(np.nanmax(np.abs(b))) if not np.all(np.isnan(b)) else 0.0
-    worst = float(np.nanmax(diff)) if diff.size else 0.0
-    return worst / max(scale, 1e-30) if worst else 0.0
-
-
-def _run(graph: Graph, feeds: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
-    from ge_core.runtime import execute  # runtime sits above passes; imported only when numerics are on
-
-    return execute(graph, feeds)

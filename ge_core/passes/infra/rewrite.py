@@ -1,5 +1,6 @@
 """What rewrites share: small edits that keep the graph's interface (input/output names), and the rules
-every pass respects (nodes pinned by control edges, ops never folded or merged)."""
+every pass respects (nodes pinned by control edges). Which ops are never folded or merged is a fact of
+each op in the registry (OpDef.foldable, OpDef.deterministic)."""
 
 from __future__ import annotations
 
@@ -7,11 +8,6 @@ from collections.abc import Iterable
 
 from ge_core.ir.graph import Graph
 from ge_core.ir.node import Node
-
-# Ops whose every run gives new values: never folded into a constant, never merged by CSE.
-NONDETERMINISTIC_OPS = frozenset({
-    "RandomNormal", "RandomNormalLike", "RandomUniform", "RandomUniformLike", "Multinomial", "Bernoulli",
-})
 
 
 def control_pinned(graph: Graph) -> set[str]:

@@ -1,7 +1,7 @@
 """`format_problems(graph)`: does every edge of a lowered graph carry the format its reader needs?
 
-graph.verify() checks shapes and dtypes, which formats never change; this checks the layouts: a TransData
-reads its src_format and writes its dst_format, an op working in NC1HWC0 reads feature maps in NC1HWC0
+graph.verify(REGISTRY) checks shapes and dtypes, which formats never change; this checks the layouts: a
+TransData reads its src_format and writes its dst_format, an op working in NC1HWC0 reads feature maps in NC1HWC0
 and weights in FRACTAL_Z, every other op reads only origin formats, and graph outputs are in theirs.
 """
 

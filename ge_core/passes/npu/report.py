@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
@@ -12,11 +11,6 @@ from ge_core.passes.npu.edits import is_transdata
 
 def transdata_count(graph: Graph) -> int:
     return sum(is_transdata(n) for n in graph.nodes)
-
-
-def format_histogram(graph: Graph) -> dict[str, int]:
-    """How many node outputs are in each format (NCHW, ND, NC1HWC0...)."""
-    return dict(Counter(graph.desc(t).format for n in graph.nodes for t in n.outputs if t in graph.descs))
 
 
 def lowering_line(graph: Graph, report: Mapping[str, Any]) -> str:

@@ -1,6 +1,7 @@
 """Which ops can work in NC1HWC0, and what format each of their inputs then needs.
 
-Three kinds of op (GE's FE decides the same per op from its kernel's supported formats):
+Three kinds of op (GE's FE decides the same per op from its kernel's supported formats; here each op's
+OpDef.npu_layout says which, so this file keeps no op names):
 - anchors run in NC1HWC0 on the NPU whatever their neighbours do: the cube ops (Conv, ConvTranspose, their
   weights in FRACTAL_Z), pooling and per-channel normalisation;
 - format-agnostic ops compute the same in any layout (elementwise ops, Concat, Resize...): they follow
@@ -20,7 +21,7 @@ from ge_core.ir.formats import C0, FRACTAL_Z, NC1HWC0, as_4d
 from ge_core.ir.graph import Graph
 from ge_core.ir.node import Node
 from ge_core.ir.tensor import TensorDesc
-from ge_core.ops import REGISTRY, Category
+from ge_core.ops import REGISTRY, Category, NpuLayout
 from ge_core.passes.npu.edits import FLOATS
 
 
@@ -57,22 +58,13 @@ class Refusal:
 Verdict = Rule | Refusal
 
 A, W, P = Role.ACTIVATION, Role.WEIGHT, Role.PARAM
-_CUBE = "cube op: feature map in NC1HWC0, weight in FRACTAL_Z"
-_POOL = "pooling runs on NC1HWC0 tiles"
-_NORM = "per-channel normalisation runs on NC1HWC0 tiles"
-ANCHORS: dict[str, tuple[tuple[Role, ...], str]] = {
-    "Conv": ((A, W, P), _CUBE),  # image, weight, bias
-    "ConvTranspose": ((A, W, P), _CUBE),
-    "MaxPool": ((A,), _POOL),
-    "AveragePool": ((A,), _POOL),
-    "GlobalAveragePool": ((A,), _POOL),
-    "GlobalMaxPool": ((A,), _POOL),
-    "LRN": ((A,), _NORM),  # sums across channels: C1 x C0 blocks, padding lanes are zero
-    "BatchNormalization": ((A, P, P, P, P), _NORM),  # x, scale, bias, mean, var
-    "InstanceNormalization": ((A, P, P), _NORM),
+# The anchors' input roles (after them: PARAM, e.g. BatchNormalization's scale, bias, mean, var) and why.
+ANCHOR_KINDS: dict[NpuLayout, tuple[tuple[Role, ...], str]] = {
+    NpuLayout.CUBE: ((A, W), "cube op: feature map in NC1HWC0, weight in FRACTAL_Z"),  # image, weight (, bias)
+    NpuLayout.POOL: ((A,), "pooling runs on NC1HWC0 tiles"),
+    # LRN sums across channels: C1 x C0 blocks, padding lanes are zero
+    NpuLayout.CHANNEL_NORM: ((A,), "per-channel normalisation runs on NC1HWC0 tiles"),
 }
-RESIZES = frozenset({"Resize", "Upsample"})  # spatial scaling: (x, roi/scales/sizes...)
-PASS_THROUGH = frozenset({"Identity", "Dropout"})  # inference Dropout: the values as they are
 
 
 def classify(graph: Graph, node: Node) -> Verdict:
@@ -81,15 +73,16 @@ def classify(graph: Graph, node: Node) -> Verdict:
         return _classify_body(graph, node)
     if node.domain not in ("", "ai.onnx"):
         return Refusal(f"{node.domain}::{node.op_type} has no NC1HWC0 kernel")
-    if node.op_type in ANCHORS:
-        return _anchor(graph, node)
-    if node.op_type == "Concat":
-        return _concat(graph, node)
-    if node.op_type in RESIZES:
-        return _resize(graph, node)
-    if node.op_type in PASS_THROUGH:
-        return _pass_through(graph, node)
     op = REGISTRY.get(node.op_type)
+    layout = op.npu_layout if op is not None else None
+    if layout in ANCHOR_KINDS:
+        return _anchor(graph, node, *ANCHOR_KINDS[layout])
+    if layout == NpuLayout.CONCAT:
+        return _concat(graph, node)
+    if layout == NpuLayout.RESIZE:
+        return _resize(graph, node)
+    if layout == NpuLayout.PASS_THROUGH:
+        return _pass_through(graph, node)
     if op is not None and op.category in (Category.ELEMENTWISE, Category.BROADCAST):
         return _elementwise(graph, node)
     return Refusal(f"{node.op_type} needs its origin layout (NCHW/ND)")
@@ -106,8 +99,8 @@ def feature_map_problem(desc: TensorDesc) -> str | None:
     return None
 
 
-def _anchor(graph: Graph, node: Node) -> Verdict:
-    roles, why = ANCHORS[node.op_type]
+def _anchor(graph: Graph, node: Node, lead: tuple[Role, ...], why: str) -> Verdict:
+    roles = lead + (P,) * (len(node.inputs) - len(lead))
     problem = feature_map_problem(graph.desc(node.input(0))) or feature_map_problem(graph.desc(node.outputs[0]))
     if problem:
         return Refusal(f"its feature map {problem}")

@@ -7,6 +7,7 @@ import numpy as np
 
 from ge_core.ir import Graph
 from ge_core.ir.formats import FRACTAL_Z, NC1HWC0
+from ge_core.ops import REGISTRY
 from ge_core.passes.infra.base import GraphPass, PassResult
 from ge_core.passes.npu import FormatSelectionPass, TransDataBreadthFusionPass, TransDataSymmetryEliminationPass
 from ge_core.passes.npu.check import format_problems
@@ -19,7 +20,7 @@ def run_checked(pass_: GraphPass, graph: Graph) -> PassResult:
     """Run a pass; check verify(), formats on every edge, the interface, numbers, and honest `changed`."""
     before = graph.copy()
     result = pass_.run(graph)
-    graph.verify()
+    graph.verify(REGISTRY)
     assert format_problems(graph) == []
     assert (graph.inputs, graph.outputs) == (before.inputs, before.outputs)
     assert (graph.to_text() != before.to_text()) == result.changed

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 from ge_core.ir.graph import Graph
+from ge_core.ops import REGISTRY
 from ge_core.passes.fusion.graph.pattern import Match, clip_bounds
 
-# One input, applied elementwise to the accumulator before it is written: cheap to do in the cube's epilogue.
-ACTIVATIONS = ("Relu", "LeakyRelu", "Sigmoid", "HardSigmoid", "HardSwish", "Tanh", "Mish", "Elu", "Selu", "Celu",
-               "Softplus", "Softsign", "Gelu", "ThresholdedRelu", "Clip", "PRelu")
+# The ops a pattern's activation node accepts: those the registry marks as OpDef.activation (one input,
+# applied elementwise to the accumulator before it is written: cheap to do in the cube's epilogue).
+ACTIVATIONS = tuple(op.op_type for op in REGISTRY if op.activation and not op.domain)
 
 
 def activation_ok(graph: Graph, match: Match) -> str | None:
-    """Clip's bounds and PRelu's slope must be constants: the fused kernel bakes them in."""
+    """Clip's bounds and PRelu's slope must be constants: the fused kernel bakes them in (conditions on the
+    two activations with parameter inputs, named here as the pattern's own checks)."""
     if not match.has("act"):
         return None
     act = match.node("act")

@@ -225,16 +225,6 @@ def near(value: float, target: float, rel: float = 1e-4) -> bool:
     return abs(value - target) <= rel * max(abs(target), 1e-12)
 
 
-def scalar_near(var: str, target: float, label: str, shown: str) -> Check:
-    """Condition: constant `var` is a scalar close to `target` ("Div constant 2 is not sqrt(2)")."""
-    def check(graph: Graph, match: Match) -> str | None:
-        value = scalar(graph, match.tensor(var))
-        if value is None:
-            return f"{label} '{match.tensor(var)}' is not a scalar constant"
-        return None if near(value, target) else f"{label} {value:g} is not {shown}"
-    return check
-
-
 def distinct(*names: str) -> Check:
     """Condition: operands that become separate inputs of the fused op are different tensors."""
     def check(graph: Graph, match: Match) -> str | None:
@@ -261,15 +251,3 @@ def clip_bounds(graph: Graph, node: Node) -> tuple[float, float] | str:
             return f"Clip {label} '{tensor}' is not a constant"
         bounds.append(value)
     return bounds[0], bounds[1]
-
-
-def clip_is(lo: float, hi: float, pid: str = "clip") -> Check:
-    """Condition: the Clip bound to `pid` clamps to exactly [lo, hi]."""
-    def check(graph: Graph, match: Match) -> str | None:
-        bounds = clip_bounds(graph, match.node(pid))
-        if isinstance(bounds, str):
-            return bounds
-        if bounds != (lo, hi):
-            return f"Clip bounds [{bounds[0]:g}, {bounds[1]:g}] are not [{lo:g}, {hi:g}]"
-        return None
-    return check

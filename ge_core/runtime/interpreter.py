@@ -1,0 +1,242 @@
+"""The interpreter: the one node loop every runtime in ge_core goes through (torch.fx's Interpreter is the model).
+
+An Interpreter plans a graph once (each node's op, the activations whose last use it is, the descs inference
+promised) and runs it on feeds: under np.errstate(all="ignore") (ONNX semantics give inf/nan where numpy
+would warn), timing every node, freeing each activation after its last use, turning any failure inside a
+kernel into an ExecutionError naming the node, its op and its input shapes, and checking every output
+against its desc (memory plans and later passes rely on the descs).
+
+Users differ in a hook, overridden in a subclass:
+- `call_kernel(node, op, args)`: what a kernel call computes (precision modes round to fp16 here);
+- `store_outputs(node, values, env)`: where a node's outputs live (the arena copies them to planned bytes);
+- `before_node(node, env)`: a look before a node runs (calibration sets a BatchNorm's statistics here).
+
+A fused node (a body and no registered op of its own) is not a kernel call: the interpreter runs its body
+with a body interpreter that forwards `call_kernel` to the enclosing one, so an override applies inside
+bodies too. A body is planned once per body graph (bodies are shared and never edited once built); one
+with unknown dims has its inputs checked and is specialised to their shapes, as Executor does for graphs.
+"""
+
+from __future__ import annotations
+
+import time
+import weakref
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ge_core.errors import ExecutionError, GEError
+from ge_core.ir.graph import Graph
+from ge_core.ir.node import Node
+from ge_core.ir.tensor import TensorDesc
+from ge_core.ops import REGISTRY
+from ge_core.ops.registry import OpDef, OpRegistry
+from ge_core.runtime.feeds import check_feeds
+from ge_core.runtime.specialise import Specialisations, is_dynamic
+
+Env = dict[str, np.ndarray]  # tensor name -> value while a graph runs
+
+
+@dataclass(frozen=True, slots=True)
+class NodeTiming:
+    node: str
+    op_type: str
+    seconds: float
+
+
+@dataclass
+class ExecutionResult:
+    outputs: dict[str, np.ndarray]
+    timings: list[NodeTiming] = field(default_factory=list)
+    peak_live_bytes: int = 0  # activations alive at once (constants and feeds excluded)
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One node as planned."""
+
+    node: Node
+    op: OpDef
+    body: Graph | None  # a fused node's body: interpreted, never a kernel call
+    frees: tuple[str, ...]  # activations whose last use is this step
+    descs: tuple[TensorDesc | None, ...]  # what inference promised for each output
+    dtypes: tuple[np.dtype | None, ...]  # each desc's dtype as numpy's, when it has one (a fast check)
+
+
+def plan_steps(graph: Graph, registry: OpRegistry = REGISTRY, order: Sequence[Node] | None = None, *,
+               free: bool = True) -> tuple[Step, ...]:
+    """Every node of `graph` (in `order`, default the graph's), its op looked up once; with `free`, each
+    activation is freed after its last use."""
+    nodes = graph.nodes if order is None else order
+    frees = _last_uses(graph, nodes) if free else {}
+    steps = []
+    for i, node in enumerate(nodes):
+        descs = tuple(graph.descs.get(t) for t in node.outputs)
+        steps.append(Step(node, registry.lookup(node), node.body if registry.runs_body(node) else None,
+                          tuple(frees.get(i, ())), descs, tuple(_numpy_dtype(d) for d in descs)))
+    return tuple(steps)
+
+
+class Interpreter:
+    """Runs one planned graph on many feeds; subclasses override the hooks (see the module's docstring)."""
+
+    def __init__(self, graph: Graph, registry: OpRegistry = REGISTRY, steps: Sequence[Step] | None = None) -> None:
+        self.graph = graph
+        self.registry = registry
+        self.steps = tuple(steps) if steps is not None else plan_steps(graph, registry)
+
+    def run(self, feeds: Mapping[str, np.ndarray]) -> ExecutionResult:
+        """Run on feeds already checked against the graph's inputs (Executor.run checks them)."""
+        env: Env = dict(self.graph.constants)
+        env.update(feeds)
+        timings: list[NodeTiming] = []
+        live = peak = 0
+        with np.errstate(all="ignore"):  # ONNX semantics give inf/nan where numpy would warn
+            for step in self.steps:
+                node = step.node
+                self.before_node(node, env)
+                start = time.perf_counter()
+                values = self.run_node(step, env)
+                self.store_outputs(node, values, env)
+                timings.append(NodeTiming(node.name, node.op_type, time.perf_counter() - start))
+                for value in values:
+                    live += value.nbytes
+                peak = max(peak, live)
+                for t in step.frees:
+                    live -= env.pop(t).nbytes
+        borrowed = set(self.graph.constants) | set(self.graph.inputs)
+        outputs = {t: _owned(env[t], t in borrowed) for t in self.graph.outputs}
+        return ExecutionResult(outputs, timings, peak)
+
+    def run_node(self, step: Step, env: Env) -> list[np.ndarray]:
+        """One node's outputs: its body interpreted, or its kernel called, then checked against its descs."""
+        node = step.node
+        args = [env[t] if t else None for t in node.inputs]
+        try:
+            outputs = self.run_body(step.body, args) if step.body is not None else self.call_kernel(node, step.op, args)
+        except GEError:
+            raise
+        except Exception as exc:
+            raise ExecutionError(node.name, node.op_type, _shapes(args), f"{type(exc).__name__}: {exc}") from exc
+        if len(outputs) < len(node.outputs):
+            raise ExecutionError(node.name, node.op_type, _shapes(args),
+                                 f"the kernel returned {len(outputs)} outputs, the node declares {len(node.outputs)}")
+        values = [np.asarray(v) for v in outputs[: len(node.outputs)]]
+        _check_against_descs(step, values, args)
+        return values
+
+    # ---- hooks -----------------------------------------------------------------------------------
+    def before_node(self, node: Node, env: Env) -> None:
+        """Called before `node` reads its inputs from `env`; may replace values in it."""
+
+    def call_kernel(self, node: Node, op: OpDef, args: list[np.ndarray | None]) -> Sequence[np.ndarray]:
+        """What running `node`'s kernel on `args` gives (fused nodes' body nodes come here too)."""
+        return op.kernel(node, args)
+
+    def store_outputs(self, node: Node, values: list[np.ndarray], env: Env) -> None:
+        """Make `node`'s outputs visible to later nodes."""
+        for t, value in zip(node.outputs, values, strict=False):
+            env[t] = value
+
+    # ---- fused bodies ----------------------------------------------------------------------------
+    def run_body(self, body: Graph, args: list[np.ndarray | None]) -> list[np.ndarray]:
+        """A fused node's outputs: its body interpreted with this interpreter's kernel calls."""
+        feeds = dict(zip(body.inputs, [x for x in args if x is not None], strict=True))  # all present
+        graph, steps, feeds = _body_plans(body, self.registry).for_feeds(body, feeds)
+        outputs = _BodyInterpreter(self, graph, steps).run(feeds).outputs
+        return [outputs[t] for t in body.outputs]
+
+
+class _BodyInterpreter(Interpreter):
+    """A fused body run inside `parent`: the parent's kernel calls (storage and looks are the parent's own)."""
+
+    def __init__(self, parent: Interpreter, body: Graph, steps: Sequence[Step]) -> None:
+        super().__init__(body, parent.registry, steps)
+        self.parent = parent
+
+    def call_kernel(self, node: Node, op: OpDef, args: list[np.ndarray | None]) -> Sequence[np.ndarray]:
+        return self.parent.call_kernel(node, op, args)
+
+
+class _BodyPlans:
+    """A fused body's plan, made once: one when its dims are known, else one per recent fed shapes."""
+
+    def __init__(self, body: Graph, registry: OpRegistry) -> None:
+        self.registry = registry
+        self.unknown_dims = any(not body.desc(t).is_static for t in (*body.inputs, *body.outputs))
+        self.dynamic = is_dynamic(body)
+        self.steps = () if self.dynamic else plan_steps(body, registry)
+        self.shapes: Specialisations[tuple[Graph, tuple[Step, ...]]] = Specialisations(registry)
+
+    def for_feeds(self, body: Graph, feeds: dict[str, np.ndarray]) -> tuple[Graph, tuple[Step, ...], Env]:
+        if not self.unknown_dims:  # checked by the enclosing graph: nothing to check again
+            return body, self.steps, feeds
+        feeds = check_feeds(body, feeds)  # unknown dims: the body's inputs are checked as a graph's are
+        if not self.dynamic:
+            return body, self.steps, feeds
+        graph, steps = self.shapes.get(body, feeds, lambda fixed: (fixed, plan_steps(fixed, self.registry)))
+        return graph, steps, feeds
+
+
+_BODIES: weakref.WeakKeyDictionary[Graph, _BodyPlans] = weakref.WeakKeyDictionary()
+
+
+def _body_plans(body: Graph, registry: OpRegistry) -> _BodyPlans:
+    plans = _BODIES.get(body)
+    if plans is None or plans.registry is not registry:
+        plans = _BODIES[body] = _BodyPlans(body, registry)
+    return plans
+
+
+def _last_uses(graph: Graph, nodes: Sequence[Node]) -> dict[int, list[str]]:
+    """Step index -> activations nobody reads after it (graph inputs, constants and outputs are kept)."""
+    last_use: dict[str, int] = {}
+    for i, node in enumerate(nodes):
+        for t in node.inputs:
+            if t:
+                last_use[t] = i
+        for t in node.outputs:
+            last_use.setdefault(t, i)  # an output nobody reads is freed right away
+    keep = set(graph.outputs) | set(graph.constants) | set(graph.inputs)
+    frees: dict[int, list[str]] = {}
+    for t, i in last_use.items():
+        if t not in keep:
+            frees.setdefault(i, []).append(t)
+    return frees
+
+
+def _check_against_descs(step: Step, values: list[np.ndarray], args: list[np.ndarray | None]) -> None:
+    """A kernel must produce what inference promised: memory plans and later passes rely on the descs."""
+    for t, value, desc, want in zip(step.node.outputs, values, step.descs, step.dtypes, strict=True):
+        if desc is None or (value.shape == desc.shape and value.dtype == want):
+            continue  # the common case, decided without Python-level dtype names
+        dtype = "str" if value.dtype.kind in "OUS" else value.dtype.name
+        same_dtype = desc.dtype in (dtype, "bfloat16", "undefined")
+        same_shape = value.ndim == desc.rank and all(
+            d < 0 or d == v for d, v in zip(desc.shape, value.shape, strict=True))
+        if not (same_dtype and same_shape):
+            raise ExecutionError(step.node.name, step.node.op_type, _shapes(args),
+                                 f"output '{t}' came out {dtype}{list(value.shape)} but shape inference "
+                                 f"promised {desc.text()} (a kernel/inference mismatch: please report it)")
+
+
+def _numpy_dtype(desc: TensorDesc | None) -> np.dtype | None:
+    """numpy's dtype of the same name as the desc's (None when there is none: str, bfloat16, undefined)."""
+    if desc is None:
+        return None
+    try:
+        dtype = np.dtype(desc.dtype)
+    except TypeError:
+        return None
+    return dtype if dtype.name == desc.dtype and dtype.kind not in "OUSV" else None
+
+
+def _shapes(values: Sequence[np.ndarray | None]) -> list[tuple[int, ...] | None]:
+    return [None if v is None else tuple(v.shape) for v in values]
+
+
+def _owned(value: np.ndarray, borrowed: bool) -> np.ndarray:
+    """Outputs handed to the caller are writable arrays of their own, never views into (or the arrays of)
+    the graph's constants or the caller's feeds."""
+    return value if value.flags.writeable and value.base is None and not borrowed else np.array(value)
