@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import streamlit as st
 
+from workbench_ui.router import sidebar_config
 from workbench_ui.sections import INTRO, show_model
-from workbench_ui.session import load_outcome, require_model, sidebar_config
+from workbench_ui.session import load_outcome, require_model
 from workbench_ui.status import failure_link
 
 config = sidebar_config()

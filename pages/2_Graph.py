@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ge_core.viz.node_picker import inspect_node, node_choices
-from ge_core.viz.pass_steps import graphs_around
-from workbench_ui.graph_controls import pick_node, pick_step, view_options
+from workbench_ui.graph_controls import graphs_at, pass_records, pick_node, pick_step, view_options
 from workbench_ui.graph_inspector import show_inspector
-from workbench_ui.graph_views import cached_step_data, show_changes, show_drawings, show_fold_controls
-from workbench_ui.session import compile_outcome, load_outcome, require_model, sidebar_config
-from workbench_ui.status import debug_link, show_failure_headline
+from workbench_ui.graph_views import show_changes, show_drawings, show_fold_controls, step_drawings
+from workbench_ui.router import sidebar_config
+from workbench_ui.session import require_model
 from workbench_ui.text import md_escape
 
 GRAPH_INTRO = (
@@ -32,38 +30,21 @@ config = sidebar_config()
 st.title("Graph")
 st.markdown(GRAPH_INTRO)
 choice = require_model(config)
-load = load_outcome(config)
-if config.opt_level == "O0" and load.result is not None and load.result.ok:
-    # O0 runs no pass: the graph as imported is all there is, so the page need not wait for the compile
-    # (its memory plan takes a while on a big model).
-    records, input_graph = [], load.result.graph
-else:
-    outcome = compile_outcome(config)
-    if outcome.compiled is None:
-        st.markdown("#### The compile did not finish")
-        if outcome.failure is not None:
-            show_failure_headline(outcome.failure)
-        debug_link()
-        st.stop()
-    assert outcome.compiled is not None  # st.stop() does not return
-    records, input_graph = outcome.compiled.records, outcome.compiled.input_graph
+records, input_graph = pass_records(config)  # stops the page when the compile did not finish
 st.subheader(f"{md_escape(choice.title)} at {config.opt_level}")
 
 step = pick_step(records)
-if step is None:
-    before = after = input_graph
-else:
-    before, after = graphs_around(input_graph, records, step.index)
+before, after = graphs_at(step, input_graph, records)
+if step is not None:
     st.caption(f"**{md_escape(step.name)}** ({step.stage}): {md_escape(step.description)}")
-selected, hits = pick_node(lambda query: node_choices(after, before, query))
+selected, hits = pick_node(after, before)
 options = view_options(selected, hits)
 st.caption(CLICK_NOTE)
-data = cached_step_data(config.cache_key, step.index if step else -1, options,
-                        step.name if step else "import", before, after)
+data = step_drawings(config.cache_key, step, options, before, after)
 show_drawings(data, options)
 show_fold_controls(data)
 if step is not None:
     show_changes(data)
-show_inspector(inspect_node(before, after, selected, data.diff) if selected else None, selected)
+show_inspector(before, after, selected, data.diff)
 st.caption(f"Page data built in {data.seconds * 1e3:,.0f} ms (diff, folding, layout, drawing text); cached "
            "per pass and view options.")

@@ -6,13 +6,14 @@ import streamlit as st
 
 from workbench_ui.passes_view import (
     PASSES_INTRO,
-    show_compile_failure,
     show_dump_download,
     show_headline,
     show_pass_details,
     show_pipeline_table,
 )
-from workbench_ui.session import compile_outcome, require_model, sidebar_config
+from workbench_ui.router import sidebar_config
+from workbench_ui.session import compile_outcome, require_model
+from workbench_ui.status import show_compile_failure
 
 config = sidebar_config()
 st.title("Passes")

@@ -14,7 +14,8 @@ from workbench_ui.debug_view import (
     show_phases,
     show_reproducer,
 )
-from workbench_ui.session import compile_outcome, require_model, sidebar_config
+from workbench_ui.router import sidebar_config
+from workbench_ui.session import compile_outcome, require_model
 from workbench_ui.text import md_escape
 
 config = sidebar_config()

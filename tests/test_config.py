@@ -103,7 +103,7 @@ def test_every_compile_report_carries_its_config(options: dict[str, str]) -> Non
 def test_a_config_and_keyword_options_together_are_refused() -> None:
     with pytest.raises(UsageError, match="opt_level"):
         ge_core.compile(sample_bytes("conv_bn_relu"), CompileConfig(), opt_level="O1")
-    with pytest.raises(UsageError, match="unknown compile option.*'opt_lvl'"):
+    with pytest.raises(UsageError, match=r"unknown compile option.*'opt_lvl'"):
         ge_core.compile(sample_bytes("conv_bn_relu"), opt_lvl="O1")
 
 

@@ -8,12 +8,18 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from ge_core.debugging import DEFAULT_TOLERANCE, BisectResult, Failure, bisect_numerics, reproducer_zip
-from ge_core.debugging.bisect import Progress, reference_failure
+from ge_core import CompiledModel, Graph, random_feeds
+from ge_core.debugging import (
+    DEFAULT_TOLERANCE,
+    BisectResult,
+    Failure,
+    bisect_numerics,
+    reference_failure,
+    reproducer_zip,
+)
 from ge_core.errors import GEError
-from ge_core.ir.graph import Graph
-from ge_core.runtime import random_feeds
-from workbench_ui.session import CompileOutcome, WorkbenchConfig
+from workbench_ui.session import CompileOutcome, ConfigKey, WorkbenchConfig
+from workbench_ui.shared_cache import SharedCache, shared_cache
 from workbench_ui.status import PHASE_TITLES, show_failure_details, show_failure_headline
 from workbench_ui.text import code_span, md_escape
 
@@ -54,30 +60,34 @@ def numerics_controls() -> tuple[float, int]:
 
 
 def numerics_outcome(outcome: CompileOutcome, tolerance: float, seed: int) -> NumericsOutcome | None:
-    """The bisection for this compile (cached), with a progress bar while it runs; None when nothing compiled."""
-    if outcome.compiled is None:
+    """The bisection for this compile (cached, shared by every session), with a progress bar while it runs;
+    None when nothing compiled."""
+    compiled = outcome.compiled
+    if compiled is None:
         return None
+    cache: SharedCache[tuple[ConfigKey, float, int], NumericsOutcome] = shared_cache(
+        "numerics", NUMERICS_CACHE_ENTRIES)
+    key = (outcome.config.cache_key, tolerance, seed)
+    numerics = cache.get(key)
+    if numerics is None:
+        numerics = _bisect_with_progress(compiled, tolerance, seed)
+        cache.put(key, numerics)
+    return numerics
+
+
+def _bisect_with_progress(compiled: CompiledModel, tolerance: float, seed: int) -> NumericsOutcome:
     bar = st.empty()
 
     def progress(done: int, total: int) -> None:
         bar.progress(done / total, text=f"Running the graph after each pass on the same inputs: {done} of {total}")
 
     try:
-        return _numerics_cached(outcome.config.cache_key, tolerance, seed, outcome, progress)
-    finally:
-        bar.empty()
-
-
-@st.cache_resource(max_entries=NUMERICS_CACHE_ENTRIES, show_spinner=False)
-def _numerics_cached(key: tuple[str, str, str, tuple[str, ...]], tolerance: float, seed: int,
-                     _outcome: CompileOutcome, _progress: Progress) -> NumericsOutcome:
-    compiled = _outcome.compiled
-    assert compiled is not None
-    try:
         feeds = random_feeds(compiled.input_graph, seed)
-        return NumericsOutcome(bisect_numerics(compiled, feeds, tolerance, _progress), None)
+        return NumericsOutcome(bisect_numerics(compiled, feeds, tolerance, progress), None)
     except GEError as err:  # bad feeds, or the imported graph itself fails to run
         return NumericsOutcome(None, reference_failure(err, compiled))
+    finally:
+        bar.empty()
 
 
 def first_failure(outcome: CompileOutcome, numerics: NumericsOutcome | None) -> Failure | None:
@@ -145,12 +155,12 @@ def show_reproducer(config: WorkbenchConfig, outcome: CompileOutcome, failure: F
     build = functools.partial(_reproducer_bytes, choice.fetch, config, graph, seed, failure)
     st.download_button("Download a reproducer (zip)", data=build, file_name="ge_reproducer.zip",
                        mime="application/zip", icon=":material/download:",
-                       help="model.onnx, config.json (opt level, passes switched off, input shapes), "
-                            "switches.txt, inputs.npz and a README.txt with the exact commands.")
+                       help="model.onnx, config.json (the compile configuration: opt level, passes switched off, "
+                            "input shapes), switches.txt, inputs.npz and a README.txt with the exact commands.")
     shape = f" --input-shape {code_span(config.input_shapes)}" if config.input_shapes else ""
     st.caption(f"Unzip it and run `python3 -m ge_core compile model.onnx --opt-level {config.opt_level} "
-               f"--fusion-switch-file switches.txt`{shape}, then `run … --inputs inputs.npz`: README.txt has "
-               "the exact commands and the exit codes to expect.")
+               f"--config config.json`{shape}, then `run … --inputs inputs.npz`: README.txt has the exact "
+               "commands and the exit codes to expect.")
 
 
 def _feed_graph(outcome: CompileOutcome) -> Graph | None:
@@ -168,5 +178,4 @@ def _reproducer_bytes(fetch: Callable[[], bytes], config: WorkbenchConfig, graph
             feeds = random_feeds(graph, seed)
         except GEError:  # e.g. symbolic dims without shapes: the run command makes its own inputs
             feeds = None
-    return reproducer_zip(fetch(), input_shapes=config.input_shapes, opt_level=config.opt_level,
-                          disabled=config.disabled, feeds=feeds, seed=seed, failure=failure)
+    return reproducer_zip(fetch(), config.compile_config(), feeds=feeds, seed=seed, failure=failure)

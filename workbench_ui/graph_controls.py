@@ -6,14 +6,15 @@ inspector and the chart clicks all talk through `st.session_state` (a click sets
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Final
 
 import streamlit as st
 
-from ge_core.passes.infra.instruments import PassRecord
-from ge_core.viz.pass_steps import PassStep, pass_steps
-from ge_core.viz.step_view import FOCUS_ALL, FOCUSES, ViewOptions
+from ge_core import Graph, PassRecord
+from ge_core.viz import FOCUS_ALL, FOCUSES, PassStep, ViewOptions, graphs_around, node_choices, pass_steps
+from workbench_ui.session import WorkbenchConfig, compile_outcome, load_outcome
+from workbench_ui.status import show_compile_failure
 from workbench_ui.text import md_escape
 
 HIDE_KEY = "ge_graph_hide_unchanged"
@@ -38,6 +39,21 @@ MAX_HITS = 500  # search hits outlined in the drawing
 PERSIST: Final = "session"  # the page's controls keep their values when the user visits another page and comes back
 
 
+def pass_records(config: WorkbenchConfig) -> tuple[Sequence[PassRecord], Graph]:
+    """The pass records to step through and the graph as imported; when the compile did not finish, says
+    so and stops the page. O0 runs no pass, so there the page need not wait for the compile (its memory
+    plan takes a while on a big model)."""
+    load = load_outcome(config)
+    if config.opt_level == "O0" and load.result is not None and load.result.ok:
+        return [], load.result.graph
+    outcome = compile_outcome(config)
+    if outcome.compiled is None:
+        show_compile_failure(outcome)
+        st.stop()
+    assert outcome.compiled is not None  # st.stop() does not return
+    return outcome.compiled.records, outcome.compiled.input_graph
+
+
 def pick_step(records: Sequence[PassRecord]) -> PassStep | None:
     """The stepper over the pass records; None when no pass ran (O0: the graph as imported)."""
     if not records:
@@ -59,21 +75,29 @@ def pick_step(records: Sequence[PassRecord]) -> PassStep | None:
     return by_index[int(index)]
 
 
+def graphs_at(step: PassStep | None, input_graph: Graph, records: Sequence[PassRecord]) -> tuple[Graph, Graph]:
+    """The graphs (before, after) the picked pass; the graph as imported, twice, when no pass ran."""
+    if step is None:
+        return input_graph, input_graph
+    return graphs_around(input_graph, records, step.index)
+
+
 def _nearest(current: object, options: list[int]) -> int:
     if not isinstance(current, int):
         return options[0]
     return min(options, key=lambda i: (abs(i - current), i))
 
 
-def pick_node(find: Callable[[str], dict[str, str]]) -> tuple[str, tuple[str, ...]]:
+def pick_node(after: Graph, before: Graph) -> tuple[str, tuple[str, ...]]:
     """Search box + node picker (synced with chart clicks through NODE_KEY): the picked node ("" when none)
-    and the search hits to outline in the drawing. `find(query)` gives the choices: reference -> label."""
+    and the search hits to outline in the drawing. The choices are the nodes after the pass, then the ones
+    it removed."""
     search, picker = st.columns([1, 2])
     query = search.text_input("Search nodes", key=QUERY_KEY, persist_state=PERSIST,
                               placeholder="name or op type, e.g. Conv",
                               help="Finds nodes by op type (exact type first) or by a piece of their name, "
                                    "inside fused nodes too. Pick one on the right to inspect it.")
-    choices = find(query)
+    choices = node_choices(after, before, query)
     current = st.session_state.get(NODE_KEY)
     options = list(choices)
     if current and current not in choices:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ge_core.viz.node_picker import Inspection
+from ge_core import Graph
+from ge_core.viz import GraphDiff, Inspection, inspect_node
 from workbench_ui.graph_controls import EXPAND_KEY, NODE_KEY
 from workbench_ui.text import code_span, md_escape
 
@@ -15,12 +16,14 @@ STATUS_BADGES = {"added": ":green-badge[added by this pass]", "removed": ":red-b
                  "changed": ":orange-badge[changed by this pass]"}
 
 
-def show_inspector(inspection: Inspection | None, selected: str) -> None:
+def show_inspector(before: Graph, after: Graph, selected: str, diff: GraphDiff) -> None:
+    """The selected node as it is after the pass (or before it, when the pass removed it)."""
     st.markdown("#### Node inspector")
     if not selected:
         st.caption("Pick a node to inspect it: search above, click it in the clickable drawing, or click a row "
                    "of the change table.")
         return
+    inspection = inspect_node(before, after, selected, diff)
     if inspection is None:
         st.warning(f"{code_span(selected)} is in neither the graph before nor after this pass.")
         return

@@ -10,10 +10,8 @@ from typing import Any
 
 import streamlit as st
 
-from ge_core.ir.graph import Graph
-from ge_core.viz import legend_to_dot
-from ge_core.viz.diff_style import diff_legend
-from ge_core.viz.step_view import Side, StepData, ViewOptions, step_data
+from ge_core import Graph
+from ge_core.viz import PassStep, Side, StepData, ViewOptions, diff_legend, legend_to_dot, step_data
 from workbench_ui.graph_controls import EXPAND_ALL_KEY, EXPAND_KEY, NODE_KEY, OPENED_KEY, PERSIST
 from workbench_ui.text import md_escape
 
@@ -22,11 +20,18 @@ TABLE_KEY = "ge_graph_changes"
 LEGEND_BADGES = {"added": "green", "removed": "red", "changed": "orange", "unchanged": "gray"}
 
 
+def step_drawings(key: tuple[Any, ...], step: PassStep | None, options: ViewOptions, before: Graph,
+                  after: Graph) -> StepData:
+    """The page's data for one pass (diff, folding, layout, drawing text), cached per compile, pass and
+    view options. `key` names the compile (model bytes and settings); the graphs are not hashed."""
+    index, name = (step.index, step.name) if step is not None else (-1, "import")
+    return _cached_step_data(key, index, name, options, before, after)
+
+
 @st.cache_data(max_entries=64, show_spinner="Drawing the graph…")
-def cached_step_data(key: tuple[Any, ...], step: int, options: ViewOptions, pass_name: str, _before: Graph,
-                     _after: Graph) -> StepData:
-    # `key` names the compile (model bytes and settings) and `step` the pass: the graphs are not hashed.
-    return step_data(_before, _after, options, pass_name=pass_name)
+def _cached_step_data(key: tuple[Any, ...], step: int, pass_name: str, options: ViewOptions, _before: Graph,
+                      _after: Graph) -> StepData:
+    return step_data(_before, _after, options, pass_name=pass_name)  # pure: draws nothing
 
 
 def show_drawings(data: StepData, options: ViewOptions) -> None:

@@ -7,11 +7,8 @@ from dataclasses import dataclass
 
 import streamlit as st
 
+from ge_core import Graph, ImportResult, ModelSummary, import_onnx, summarize
 from ge_core.errors import GEError
-from ge_core.frontend import import_onnx
-from ge_core.frontend.onnx import ImportResult
-from ge_core.frontend.summary import ModelSummary, summarize
-from ge_core.ir.graph import Graph
 from workbench_ui.model_picker import ModelChoice
 
 CACHE_ENTRIES = 6  # a zoo model's graph holds its weights (VGG-19: ~570 MB): keep only a few

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from ge_core.samples.registry import DEFAULT_SAMPLE, Sample, list_samples, sample_bytes
+from ge_core.samples import DEFAULT_SAMPLE, Sample, list_samples, sample_bytes
 from ge_core.viz import format_bytes
 from workbench_ui.persist import keep
 from workbench_ui.text import code_span
@@ -54,6 +54,9 @@ def _sample_choice() -> ModelChoice:
     names = list(samples)  # list_samples() orders them by kind: built, broken, real, exported
     default = DEFAULT_SAMPLE if DEFAULT_SAMPLE in names else names[0]
     wanted = st.query_params.get(SAMPLE_KEY, default)  # a shared link opens its sample
+    if wanted not in names:
+        st.sidebar.warning(f"There is no sample called {code_span(wanted)}: showing the default one.",
+                           icon=":material/warning:")
     keep(SAMPLE_KEY, wanted if wanted in names else default)
     if st.session_state[SAMPLE_KEY] not in names:  # a sample that went away since
         st.session_state[SAMPLE_KEY] = default

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,9 +19,14 @@ class PageSpec:
     def exists(self) -> bool:
         return (ROOT / self.path).is_file()
 
+    @property
+    def url_path(self) -> str:
+        """`Graph` for pages/2_Graph.py: the address Streamlit's legacy pages/ mode gives the file too."""
+        return re.sub(r"^\d+_", "", Path(self.path).stem)
 
-# The first is the landing page. A page whose file is not there yet (pages land one change at a time) is
-# left out of the menu.
+
+# The first is also the landing page (at `/`). A page whose file is not there yet (pages land one change at
+# a time) is left out of the menu.
 PAGES = (
     PageSpec("pages/1_Model.py", "Model", ":material/info:"),
     PageSpec("pages/2_Graph.py", "Graph", ":material/account_tree:"),

@@ -6,13 +6,10 @@ import functools
 
 import streamlit as st
 
-from ge_core.compiler import CompiledModel
-from ge_core.debugging.dump import dump_zip
-from ge_core.passes.infra.instruments import PassRecord
-from ge_core.viz import format_bytes
-from ge_core.viz.pass_table import decision_table, pass_table
-from workbench_ui.session import DISABLED_KEY, CompileOutcome, WorkbenchConfig, pass_names
-from workbench_ui.status import debug_link, show_failure_headline
+from ge_core import CompiledModel, PassRecord, pass_names
+from ge_core.debugging import dump_zip
+from ge_core.viz import decision_table, format_bytes, pass_table
+from workbench_ui.session import DISABLED_KEY, WorkbenchConfig
 from workbench_ui.text import code_span, md_escape
 
 PASSES_INTRO = (
@@ -25,14 +22,6 @@ PASSES_INTRO = (
 )
 PASS_KEY_PREFIX = "ge_pass_on:"
 ONNX_DUMP_LIMIT = 32 << 20  # weights above this: the dump zip leaves out the per-pass .onnx files
-
-
-def show_compile_failure(outcome: CompileOutcome) -> None:
-    """The compile did not happen: the failure in one box and the way to the Debug page."""
-    assert outcome.failure is not None
-    st.markdown("#### The compile did not finish")
-    show_failure_headline(outcome.failure)
-    debug_link()
 
 
 def show_headline(compiled: CompiledModel) -> None:

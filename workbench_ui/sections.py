@@ -5,8 +5,7 @@ from __future__ import annotations
 import altair as alt
 import streamlit as st
 
-from ge_core.frontend.summary import ModelSummary
-from ge_core.ir.graph import Graph
+from ge_core import Graph, ModelSummary
 from ge_core.viz import (
     category_legend,
     format_bytes,

@@ -8,6 +8,7 @@ from ge_core.debugging import Failure
 from ge_core.viz import graph_to_dot
 from workbench_ui.loading import LoadOutcome
 from workbench_ui.navigation import DEBUG_PAGE
+from workbench_ui.session import CompileOutcome
 from workbench_ui.text import code_span, md_escape
 
 FAILURE_MAX_NODES = 1500
@@ -29,6 +30,14 @@ def failure_link(outcome: LoadOutcome) -> None:
     """Below the Model page's refusal: where to look next."""
     if outcome.result is None or not outcome.result.ok:
         debug_link()
+
+
+def show_compile_failure(outcome: CompileOutcome) -> None:
+    """The compile did not happen: the failure in one box and the way to the Debug page."""
+    assert outcome.failure is not None
+    st.markdown("#### The compile did not finish")
+    show_failure_headline(outcome.failure)
+    debug_link()
 
 
 def show_failure_headline(failure: Failure) -> None:

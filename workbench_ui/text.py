@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import string
 
-from ge_core.frontend.summary import ModelSummary
+from ge_core import ModelSummary
 
 MAX_NODES_PER_OP = 12
 MAX_PROBLEMS = 200

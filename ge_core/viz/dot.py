@@ -1,9 +1,12 @@
-"""DOT text of a GE Graph, drawn by `st.graphviz_chart` in the browser (Graphviz compiled to wasm).
+"""DOT text of GE Graphs, drawn by `st.graphviz_chart` in the browser (Graphviz compiled to wasm).
 
-Pure string building: no Graphviz binary is run here. Op nodes are boxes coloured by fusion category;
-graph inputs and outputs are ellipses. Constants are not drawn (a ResNet has hundreds of weights):
-each op lists the constants it reads inside its own box instead.
+Two drawings, one writer: `graph_to_dot` draws a whole graph (the Model page, a failure's nodes outlined);
+`view_to_dot` draws a GraphView (the Graph page: folded boxes, fused bodies as clusters, the pass diff in
+colour: added green, removed red, changed amber, the rest grey). Both share the op boxes, the inputs and
+outputs, the ids and the escaping below. Pure string building: no Graphviz binary is run here.
 
+Op nodes are boxes coloured by fusion category; graph inputs and outputs are ellipses. Constants are not
+drawn (a ResNet has hundreds of weights): each op lists the constants it reads inside its own box instead.
 Node ids are hashes of node names, so a node keeps its id across passes and views, and no user-written
 name ever reaches the DOT source unescaped: labels are HTML-like (`html.escape`), tooltips are quoted
 strings with backslashes and quotes escaped.
@@ -11,39 +14,45 @@ strings with backslashes and quotes escaped.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import html
 import re
-from collections.abc import Iterable
+from collections import ChainMap
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-
-import onnx
 
 from ge_core.ir.graph import Graph
 from ge_core.ir.node import Node
 from ge_core.ir.tensor import SHORT_DTYPE, TensorDesc
-from ge_core.ops import REGISTRY, Category
+from ge_core.ops import REGISTRY
+from ge_core.viz.diff_style import (
+    BOX_FILL,
+    CATEGORY_COLOURS,
+    DIFF_BORDER,
+    HIGHLIGHT_BORDER,
+    HIT,
+    INPUT_FILL,
+    OUTPUT_FILL,
+    SELECTED,
+    UNSUPPORTED_BORDER,
+    UNSUPPORTED_FILL,
+    box_status,
+    category_legend,
+    diff_colours,
+    item_marks,
+    status_of,
+)
+from ge_core.viz.graph_view import GraphView, ViewEdge, ViewItem
+from ge_core.viz.inspector import input_names
+from ge_core.viz.node_index import Located
 
-CATEGORY_COLOURS: dict[Category, str] = {
-    Category.CUBE: "#f6b26b",  # Conv/MatMul: the heavy hitters stand out
-    Category.ELEMENTWISE: "#b6e3c6",
-    Category.BROADCAST: "#a4d4e6",
-    Category.INJECTIVE: "#d5c4ec",
-    Category.REDUCE: "#ffe08a",
-    Category.OPAQUE: "#d9d9d9",
-}
-UNSUPPORTED_FILL = "#f7a1a1"
-UNSUPPORTED_BORDER = "#c62828"
-INPUT_FILL = "#e3ecfa"
-OUTPUT_FILL = "#e6f4e6"
-HIGHLIGHT_BORDER = "#1565c0"
 RANKDIRS = ("TB", "LR", "BT", "RL")
 
 UNDEFINED_TEXT = "?"  # shown for a shape inference could not work out
 NAME_WIDTH = 30  # node names longer than this are shortened in the middle (the tail says the most)
 MAX_CONST_LINES = 4  # constants listed per op box; the rest are counted
 MAX_OUTPUT_SHAPES = 3
+MAX_BOX_OPS = 4  # op types listed on a folded box
 
 _CONTROL_CHARS = re.compile(r"[\x00-\x1f\x7f]")
 
@@ -65,14 +74,9 @@ class DotView:
     note: str
 
 
-def category_legend() -> list[tuple[str, str]]:
-    """(category, fill colour) pairs in legend order, ending with unsupported ops."""
-    return [(c.value, CATEGORY_COLOURS[c]) for c in Category] + [("unsupported", UNSUPPORTED_FILL)]
-
-
 def legend_to_dot() -> str:
     """A one-row DOT chart of the colours used by `graph_to_dot`."""
-    lines = [_HEADER.replace("{rankdir}", "LR"), '  graph [nodesep=0.15, ranksep=0.15]']
+    lines = [_header("LR"), '  graph [nodesep=0.15, ranksep=0.15]']
     for i, (name, colour) in enumerate(category_legend()):
         style = "rounded,filled,dashed" if name == "unsupported" else "rounded,filled"
         border = f', color="{UNSUPPORTED_BORDER}"' if name == "unsupported" else ""
@@ -84,24 +88,23 @@ def legend_to_dot() -> str:
     return "\n".join(lines)
 
 
+# ---- a whole graph ---------------------------------------------------------------------------------
 def graph_to_dot(graph: Graph, *, max_nodes: int = 1500, highlight: Iterable[str] = (),
                  rankdir: str = "TB") -> DotView:
     """DOT for `graph`: the first `max_nodes` ops in topological order, inputs, outputs and edges."""
-    if rankdir not in RANKDIRS:
-        raise ValueError(f"rankdir must be one of {', '.join(RANKDIRS)}, not {rankdir!r}")
+    lines = [_header(rankdir)]
     if max_nodes < 0:
         raise ValueError(f"max_nodes must be >= 0, not {max_nodes}")
     ids = _Ids()
     nodes = graph.nodes
     shown = list(nodes[:max_nodes])
     marked = set(highlight)
-    lines = [_HEADER.replace("{rankdir}", rankdir)]
     lines += [_input_line(graph, t, ids) for t in graph.inputs]
-    lines += [_op_line(graph, n, ids, n.name in marked) for n in shown]
+    lines += [_graph_op_line(graph, n, ids, n.name in marked) for n in shown]
     drawn = {n.name for n in shown}
     outputs = [t for t in graph.outputs if _source(graph, t, drawn, ids) is not None]
     lines += [_output_line(graph, t, ids) for t in outputs]
-    lines += _edges(graph, shown, outputs, drawn, ids)
+    lines += _graph_edges(graph, shown, outputs, drawn, ids)
     hidden = len(nodes) - len(shown)
     if hidden:
         lines += _more_lines(graph, shown, hidden, ids)
@@ -110,13 +113,10 @@ def graph_to_dot(graph: Graph, *, max_nodes: int = 1500, highlight: Iterable[str
     return DotView("\n".join(lines) + "\n", len(shown), len(nodes), bool(hidden), note)
 
 
-# ---- node lines ------------------------------------------------------------------------------------
-def _op_line(graph: Graph, node: Node, ids: _Ids, highlighted: bool) -> str:
+def _graph_op_line(graph: Graph, node: Node, ids: _Ids, highlighted: bool) -> str:
     op = REGISTRY.for_node(node)
     qualified = f"{node.domain}::{node.op_type}" if node.domain else node.op_type
-    rows = [f"<b>{_html(qualified)}</b>", _small(shorten(node.name), "#444444")]
-    rows += [_small(line) for line in _constant_lines(graph, node)]
-    rows.append(_html(_outputs_text(graph, node)))
+    rows = _op_rows(qualified, node, _constant_lines(graph, node), [], _outputs_text(graph, node))
     if op is None:
         attrs = f'fillcolor="{UNSUPPORTED_FILL}", color="{UNSUPPORTED_BORDER}", style="rounded,filled,dashed"'
         what = "unsupported"
@@ -126,22 +126,7 @@ def _op_line(graph: Graph, node: Node, ids: _Ids, highlighted: bool) -> str:
     if highlighted:
         colour = UNSUPPORTED_BORDER if op is None else HIGHLIGHT_BORDER
         attrs += f', penwidth=3, color="{colour}"'
-    tooltip = _quote(f"{node.name} ({qualified}, {what})")
-    return f"  {ids.op(node.name)} [label=<{'<br/>'.join(rows)}>, {attrs}, tooltip={tooltip}]"
-
-
-def _input_line(graph: Graph, tensor: str, ids: _Ids) -> str:
-    desc = graph.desc(tensor)
-    dims = ",".join(graph.input_dims_text(tensor))  # keeps symbolic names such as "batch"
-    label = f"<b>{_html(shorten(tensor))}</b><br/>{_html(f'{_dtype(desc)}[{dims}]')}"
-    return (f'  {ids.tensor("in", tensor)} [label=<{label}>, shape=ellipse, fillcolor="{INPUT_FILL}", '
-            f"tooltip={_quote('graph input ' + tensor)}]")
-
-
-def _output_line(graph: Graph, tensor: str, ids: _Ids) -> str:
-    label = f"<b>{_html(shorten(tensor))}</b><br/>{_html(_desc_text(graph.descs.get(tensor)))}"
-    return (f'  {ids.tensor("out", tensor)} [label=<{label}>, shape=ellipse, fillcolor="{OUTPUT_FILL}", '
-            f"tooltip={_quote('graph output ' + tensor)}]")
+    return _box(ids.op(node.name), rows, attrs, f"{node.name} ({qualified}, {what})")
 
 
 def _more_lines(graph: Graph, shown: list[Node], hidden: int, ids: _Ids) -> list[str]:
@@ -156,8 +141,7 @@ def _more_lines(graph: Graph, shown: list[Node], hidden: int, ids: _Ids) -> list
     return lines
 
 
-# ---- edges -----------------------------------------------------------------------------------------
-def _edges(graph: Graph, shown: list[Node], outputs: list[str], drawn: set[str], ids: _Ids) -> list[str]:
+def _graph_edges(graph: Graph, shown: list[Node], outputs: list[str], drawn: set[str], ids: _Ids) -> list[str]:
     """Data edges between drawn items, one per (source, destination) pair; constants are skipped."""
     seen: set[tuple[str, str]] = set()
     lines = []
@@ -183,10 +167,169 @@ def _source(graph: Graph, tensor: str, drawn: set[str], ids: _Ids) -> str | None
     return ids.op(producer.name)
 
 
+def _truncation_note(shown: int, total: int, hidden_outputs: int) -> str:
+    outs = f" and {hidden_outputs:,} graph output(s)" if hidden_outputs else ""
+    return (f"Showing the first {shown:,} of {total:,} nodes in topological order: {total - shown:,} later "
+            f"nodes{outs} are not drawn. The dashed '…' box marks where the drawing stops.")
+
+
+# ---- a view (folded, expanded, coloured by the diff) -----------------------------------------------
+def view_to_dot(graph: Graph, view: GraphView, index: Mapping[str, Located], *,
+                status: Mapping[str, str] | None = None, selected: str = "", rankdir: str = "TB",
+                hits: Iterable[str] = ()) -> str:
+    """DOT for `view` of `graph`. With `status` (top-level node name -> added/removed/changed) boxes are
+    coloured by the diff, else by op category. `selected` (a node reference or item id) is outlined twice,
+    search `hits` (node references) once; a folded box holding one is outlined too."""
+    lines = [_header(rankdir)]
+    ids = _Ids()
+    marks = item_marks(view, selected, hits)
+    by_cluster: dict[str, list[ViewItem]] = {}
+    for item in view.items:
+        by_cluster.setdefault(item.cluster, []).append(item)
+    for item in by_cluster.get("", []):
+        lines.append(_item_line(graph, item, index, ids, status, marks.get(item.id, "")))
+    for cluster in (c for c, parent in view.clusters.items() if not parent):
+        lines += _cluster_lines(graph, view, cluster, by_cluster, index, ids, status, marks, "  ")
+    bodies = [index[c].node.body for c in view.clusters]
+    descs = ChainMap(graph.descs, *(b.descs for b in bodies if b is not None))  # tensors inside fused bodies
+    kinds = {i.id: i.kind for i in view.items}
+    lines += [_edge_line(e, kinds, ids, descs) for e in view.edges]
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def _cluster_lines(graph: Graph, view: GraphView, cluster: str, by_cluster: dict[str, list[ViewItem]],
+                   index: Mapping[str, Located], ids: _Ids, status: Mapping[str, str] | None,
+                   marks: Mapping[str, str], indent: str) -> list[str]:
+    """A fused node drawn as its body: a dashed cluster titled with the fused op (nested ones inside)."""
+    node = index[cluster].node
+    colour, width = DIFF_BORDER.get(status_of(cluster, status), "#7a7a7a"), 1
+    if marks.get(cluster) == SELECTED:  # the selected fused node is drawn as this cluster
+        colour, width = HIGHLIGHT_BORDER, 3
+    title = _html(f"{node.op_type} {shorten(node.name)} (fused, expanded)")
+    lines = [f"{indent}subgraph cluster_{_digest(cluster)} {{",
+             f'{indent}  graph [label=<<b>{title}</b>>, style="rounded,dashed", color="{colour}", penwidth={width}, '
+             f'fontsize=10, tooltip={_quote(node.name)}]']
+    items = by_cluster.get(cluster, [])
+    lines += [indent + _item_line(graph, i, index, ids, status, marks.get(i.id, "")) for i in items]
+    for inner in (c for c, parent in view.clusters.items() if parent == cluster):
+        lines += _cluster_lines(graph, view, inner, by_cluster, index, ids, status, marks, indent + "  ")
+    return [*lines, f"{indent}}}"]
+
+
+def _item_line(graph: Graph, item: ViewItem, index: Mapping[str, Located], ids: _Ids,
+               status: Mapping[str, str] | None, mark: str) -> str:
+    if item.kind == "input":
+        return _input_line(graph, item.title, ids)
+    if item.kind == "output":
+        return _output_line(graph, item.title, ids)
+    line = _box_line(item, ids, status) if item.is_box else _view_op_line(graph, item, index, ids, status)
+    if mark == SELECTED:
+        line = line[:-1] + f', penwidth=3.5, color="{HIGHLIGHT_BORDER}", peripheries=2]'
+    elif mark == HIT:
+        line = line[:-1] + f', penwidth=3, color="{HIGHLIGHT_BORDER}"]'
+    return line
+
+
+def _view_op_line(graph: Graph, item: ViewItem, index: Mapping[str, Located], ids: _Ids,
+                  status: Mapping[str, str] | None) -> str:
+    loc = index[item.id]
+    node, g = loc.node, loc.graph
+    consts = _constant_lines(g, node)
+    if loc.parent is not None:  # a body reads the fused node's constant inputs as body inputs
+        consts += _constant_lines(graph, node)
+    notes = [f"+{item.absorbed} constant node(s) folded in"] if item.absorbed else []
+    if node.body is not None:
+        notes.append(f"fused: {len(node.body)} ops")
+    rows = _op_rows(item.title, node, consts, notes, _outputs_text(g, node))
+    op = REGISTRY.for_node(node)
+    style = "rounded,filled,dashed" if item.boundary or op is None else "rounded,filled"
+    if status is not None:
+        state = status_of(item.id, status)
+        attrs = _diff_attrs(state)
+        what = state or "unchanged"
+    elif op is None:
+        attrs, what = f'fillcolor="{UNSUPPORTED_FILL}", color="{UNSUPPORTED_BORDER}"', "unsupported"
+    else:
+        attrs, what = f'fillcolor="{CATEGORY_COLOURS[op.category]}"', op.category.value
+    more = ", has neighbours not drawn" if item.boundary else ""
+    return _box(ids.op(item.id), rows, f'{attrs}, style="{style}"', f"{node.name} ({item.title}, {what}{more})")
+
+
+def _box_line(item: ViewItem, ids: _Ids, status: Mapping[str, str] | None) -> str:
+    kinds = {"scope": "scope", "block": "block", "chunk": "nodes"}
+    head = item.title if item.kind != "scope" else f"scope {shorten(item.title, 40)}"
+    ops = ", ".join(f"{op}×{n}" for op, n in item.ops[:MAX_BOX_OPS])
+    if len(item.ops) > MAX_BOX_OPS:
+        ops += f", +{len(item.ops) - MAX_BOX_OPS} types"
+    rows = [f"<b>{_html(head)}</b>", _small(f"{len(item.refs):,} nodes, folded"), _small(ops)]
+    state = box_status(item, status) if status is not None else ""
+    attrs = _diff_attrs(state) if status is not None else f'fillcolor="{BOX_FILL}"'
+    tooltip = f"{kinds[item.kind]} box: {item.title} ({len(item.refs)} nodes). Open it to see inside."
+    return _box(ids.tensor("box", item.id), rows, f"shape=box3d, style=filled, {attrs}", tooltip)
+
+
+def _edge_line(edge: ViewEdge, kinds: Mapping[str, str], ids: _Ids, descs: Mapping[str, TensorDesc]) -> str:
+    src, dst = _dot_id(edge.src, kinds, ids), _dot_id(edge.dst, kinds, ids)
+    first = edge.tensors[0]
+    tip = f"{first}: {_desc_text(descs.get(first))}"
+    if edge.count > 1:
+        tip = f"{edge.count} tensors: {', '.join(edge.tensors)}" + ("…" if edge.count > len(edge.tensors) else "")
+        return f"  {src} -> {dst} [penwidth=2, tooltip={_quote(tip)}]"
+    return f"  {src} -> {dst} [tooltip={_quote(tip)}]"
+
+
+def _dot_id(item_id: str, kinds: Mapping[str, str], ids: _Ids) -> str:
+    kind = kinds.get(item_id, "op")
+    if kind == "input":
+        return ids.tensor("in", item_id.removeprefix("in:"))
+    if kind == "output":
+        return ids.tensor("out", item_id.removeprefix("out:"))
+    return ids.tensor("box", item_id) if kind in ("scope", "block", "chunk") else ids.op(item_id)
+
+
+def _diff_attrs(state: str) -> str:
+    fill, border = diff_colours(state)
+    extra = ", penwidth=2" if state else ', fontcolor="#555555"'
+    return f'fillcolor="{fill}", color="{border}"{extra}'
+
+
+# ---- shared by both: header, boxes, inputs and outputs ---------------------------------------------
+def _header(rankdir: str) -> str:
+    if rankdir not in RANKDIRS:
+        raise ValueError(f"rankdir must be one of {', '.join(RANKDIRS)}, not {rankdir!r}")
+    return _HEADER.replace("{rankdir}", rankdir)
+
+
+def _box(dot_id: str, rows: list[str], attrs: str, tooltip: str) -> str:
+    return f"  {dot_id} [label=<{'<br/>'.join(rows)}>, {attrs}, tooltip={_quote(tooltip)}]"
+
+
+def _op_rows(title: str, node: Node, consts: list[str], notes: list[str], outputs: str) -> list[str]:
+    """An op box's label: the op in bold, the node's name, its constants and notes small, its outputs."""
+    rows = [f"<b>{_html(title)}</b>", _small(shorten(node.name), "#444444")]
+    rows += [_small(line) for line in [*consts, *notes]]
+    return [*rows, _html(outputs)]
+
+
+def _input_line(graph: Graph, tensor: str, ids: _Ids) -> str:
+    desc = graph.desc(tensor)
+    dims = ",".join(graph.input_dims_text(tensor))  # keeps symbolic names such as "batch"
+    label = f"<b>{_html(shorten(tensor))}</b><br/>{_html(f'{_dtype(desc)}[{dims}]')}"
+    return (f'  {ids.tensor("in", tensor)} [label=<{label}>, shape=ellipse, fillcolor="{INPUT_FILL}", '
+            f"tooltip={_quote('graph input ' + tensor)}]")
+
+
+def _output_line(graph: Graph, tensor: str, ids: _Ids) -> str:
+    label = f"<b>{_html(shorten(tensor))}</b><br/>{_html(_desc_text(graph.descs.get(tensor)))}"
+    return (f'  {ids.tensor("out", tensor)} [label=<{label}>, shape=ellipse, fillcolor="{OUTPUT_FILL}", '
+            f"tooltip={_quote('graph output ' + tensor)}]")
+
+
 # ---- label pieces ----------------------------------------------------------------------------------
 def _constant_lines(graph: Graph, node: Node) -> list[str]:
     """`W: f32[16,3,3,3]` for each constant input (scalars show their value), capped."""
-    names = _input_names(node.op_type, node.domain, node.opset, len(node.inputs))
+    names = input_names(node.op_type, node.domain, node.opset, len(node.inputs))
     lines = []
     for i, t in enumerate(node.inputs):
         if t and graph.is_constant(t):
@@ -199,18 +342,6 @@ def _constant_lines(graph: Graph, node: Node) -> list[str]:
         more = len(lines) - MAX_CONST_LINES + 1
         lines = [*lines[:MAX_CONST_LINES - 1], f"+{more} more constants"]
     return lines
-
-
-@functools.lru_cache(maxsize=512)
-def _input_names(op_type: str, domain: str, opset: int, count: int) -> tuple[str, ...]:
-    """ONNX's names for an op's inputs (Conv: X, W, B); `in2` style when the schema is unknown."""
-    try:
-        formal = [p.name for p in onnx.defs.get_schema(op_type, opset, domain).inputs]
-    except Exception:  # unknown op or domain (custom and fused ops): positional names
-        formal = []
-    if formal:
-        formal += [formal[-1]] * max(0, count - len(formal))  # variadic last input (Concat, Sum)
-    return tuple(formal[i] if i < len(formal) else f"in{i}" for i in range(count))
 
 
 def _outputs_text(graph: Graph, node: Node) -> str:
@@ -229,12 +360,6 @@ def _desc_text(desc: TensorDesc | None) -> str:
 
 def _dtype(desc: TensorDesc) -> str:
     return UNDEFINED_TEXT if desc.dtype == "undefined" else SHORT_DTYPE.get(desc.dtype, desc.dtype)
-
-
-def _truncation_note(shown: int, total: int, hidden_outputs: int) -> str:
-    outs = f" and {hidden_outputs:,} graph output(s)" if hidden_outputs else ""
-    return (f"Showing the first {shown:,} of {total:,} nodes in topological order: {total - shown:,} later "
-            f"nodes{outs} are not drawn. The dashed '…' box marks where the drawing stops.")
 
 
 def shorten(name: str, width: int = NAME_WIDTH) -> str:
@@ -261,6 +386,10 @@ def _quote(text: str) -> str:
     return f'"{text}"'
 
 
+def _digest(text: str) -> str:
+    return hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+
+
 class _Ids:
     """Stable, safe DOT ids: a kind prefix and a hash of the name (collisions get a counter)."""
 
@@ -277,11 +406,10 @@ class _Ids:
     def _get(self, kind: str, name: str) -> str:
         key = (kind, name)
         if key not in self._ids:
-            digest = hashlib.sha1(name.encode("utf-8", "surrogatepass")).hexdigest()[:12]
-            candidate, n = f"{kind}_{digest}", 1
+            candidate, n = f"{kind}_{_digest(name)}", 1
             while candidate in self._taken:
                 n += 1
-                candidate = f"{kind}_{digest}_{n}"
+                candidate = f"{kind}_{_digest(name)}_{n}"
             self._ids[key] = candidate
             self._taken.add(candidate)
         return self._ids[key]

@@ -113,7 +113,8 @@ def build_view(graph: Graph, *, index: dict[str, Located] | None = None, focus: 
     if refused:
         work.notes.append(f"{refused:,} fused node(s) stay closed: their bodies would not fit the limit")
     items = tuple(_item(work, index, i, boundary) for i in work.order)
-    clusters = {r: index[r].parent or "" for r in expanded if any(index[u].parent == r for u in units)}
+    # The expanded fused nodes that hold drawn nodes, in drawing order (not the set's: DOT text is deterministic).
+    clusters = {r: index[r].parent or "" for r in dict.fromkeys(index[u].parent for u in units) if r}
     covered = len({top_level(u) for u in units})
     return GraphView(items, _aggregate(work, edges), clusters, covered, len(graph), budget,
                      tuple(work.notes), dict(work.group))

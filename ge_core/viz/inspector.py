@@ -7,13 +7,15 @@ the body is found in the graph holding the fused node (and likewise for consumer
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
+
+import onnx
 
 from ge_core.ir.graph import Graph
 from ge_core.ir.tensor import TensorDesc
 from ge_core.ir.text import format_attr, node_to_text
 from ge_core.ops import REGISTRY
-from ge_core.viz.dot import _input_names
 from ge_core.viz.node_index import Located, body_ref, index_nodes
 
 MAX_VALUE = 200  # characters of an attribute value shown
@@ -59,7 +61,7 @@ def node_details(graph: Graph | dict[str, Located], ref: str) -> NodeDetails:
 
 def _inputs(index: dict[str, Located], loc: Located) -> tuple[list[dict[str, str]], list[str]]:
     node, g = loc.node, loc.graph
-    formal = _input_names(node.op_type, node.domain, node.opset, len(node.inputs))
+    formal = input_names(node.op_type, node.domain, node.opset, len(node.inputs))
     rows, producers = [], []
     for i, t in enumerate(node.inputs):
         source = producer_ref(index, loc, t) if t else None
@@ -154,3 +156,15 @@ def _body_row(body: Graph, name: str) -> dict[str, str]:
 
 def _cut(text: str) -> str:
     return text if len(text) <= MAX_VALUE else text[:MAX_VALUE - 1] + "…"
+
+
+@functools.lru_cache(maxsize=512)
+def input_names(op_type: str, domain: str, opset: int, count: int) -> tuple[str, ...]:
+    """ONNX's names for an op's inputs (Conv: X, W, B); `in2` style when the schema is unknown."""
+    try:
+        formal = [p.name for p in onnx.defs.get_schema(op_type, opset, domain).inputs]
+    except Exception:  # unknown op or domain (custom and fused ops): positional names
+        formal = []
+    if formal:
+        formal += [formal[-1]] * max(0, count - len(formal))  # variadic last input (Concat, Sum)
+    return tuple(formal[i] if i < len(formal) else f"in{i}" for i in range(count))

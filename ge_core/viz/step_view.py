@@ -13,13 +13,13 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ge_core.ir.graph import Graph
+from ge_core.viz.dot import view_to_dot
 from ge_core.viz.graph_diff import GraphDiff, diff_graphs
 from ge_core.viz.graph_view import DEFAULT_BUDGET, GraphView, build_view
 from ge_core.viz.layout import layered_layout
 from ge_core.viz.neighbourhood import neighbourhood
 from ge_core.viz.node_index import Located, index_nodes, top_level
 from ge_core.viz.view_chart import chart_height, view_to_echarts
-from ge_core.viz.view_dot import view_to_dot
 
 FOCUS_ALL, FOCUS_CHANGES, FOCUS_AROUND = "all", "changes", "around"
 FOCUSES = {FOCUS_ALL: "Whole graph", FOCUS_CHANGES: "What changed", FOCUS_AROUND: "Around the selected node"}

@@ -13,8 +13,21 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ge_core.ops import REGISTRY
-from ge_core.viz.diff_style import BOX_FILL, HIT, SELECTED, box_status, diff_colours, item_marks, status_of
-from ge_core.viz.dot import CATEGORY_COLOURS, HIGHLIGHT_BORDER, INPUT_FILL, OUTPUT_FILL, UNSUPPORTED_FILL, shorten
+from ge_core.viz.diff_style import (
+    BOX_FILL,
+    CATEGORY_COLOURS,
+    HIGHLIGHT_BORDER,
+    HIT,
+    INPUT_FILL,
+    OUTPUT_FILL,
+    SELECTED,
+    UNSUPPORTED_FILL,
+    box_status,
+    diff_colours,
+    item_marks,
+    status_of,
+)
+from ge_core.viz.dot import shorten
 from ge_core.viz.graph_view import GraphView, ViewItem
 from ge_core.viz.layout import Layout, layered_layout
 from ge_core.viz.node_index import Located

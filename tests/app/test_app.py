@@ -76,6 +76,14 @@ def test_broken_sample_lists_every_problem_in_one_error(name: str) -> None:
     assert len(graphviz_sources(at)) == 2  # the graph is still drawn, unsupported ops in red
 
 
+def test_an_unknown_sample_in_the_address_says_so() -> None:
+    at = run_app("no_such_sample")
+    assert not at.exception
+    assert at.selectbox(key=SAMPLE_KEY).value == DEFAULT_SAMPLE
+    assert len(at.sidebar.warning) == 1 and "no_such_sample" in at.sidebar.warning[0].value
+    assert SAMPLE_KEY not in at.query_params  # the address now names what is shown
+
+
 def test_symbolic_dims_use_the_sample_default_and_the_box() -> None:
     sample = get_sample("mlp")
     at = run_app("mlp")

@@ -12,10 +12,12 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 import ge_core
+from ge_core.debugging import DEFAULT_TOLERANCE
 from ge_core.passes.cleanup.cse import CsePass
 from ge_core.samples.registry import DEFAULT_SAMPLE, sample_bytes
 from tests.app.apptest import Downloads, download_buttons, graphviz_sources, open_app, open_page
 from tests.debugging.broken_passes import RefusingPass
+from workbench_ui.debug_view import TOLERANCE_KEY
 from workbench_ui.navigation import DEBUG_PAGE, present_pages
 from workbench_ui.session import DISABLED_KEY, OPT_KEY
 
@@ -87,6 +89,20 @@ def test_the_dump_zip_downloads(downloads: Downloads) -> None:
         report = json.loads(archive.read("dumps/report.json"))
     assert len([n for n in names if n.endswith(".txt")]) == len(pass_rows(at)) + 1
     assert [p["name"] for p in report["passes"]] == [r["pass"] for r in pass_rows(at)]
+
+
+def test_the_debug_page_replays_its_cached_bisection() -> None:
+    """A second session, and a tolerance set back to one already used, take the bisection from the cache:
+    nothing drawn inside a cached function may break that (CacheReplayClosureError before)."""
+    first = open_page(DEBUG_PAGE)
+    second = open_page(DEBUG_PAGE)
+    assert not first.exception and not second.exception
+    table = second.dataframe[0].value
+    assert table.equals(first.dataframe[0].value)
+    second.number_input(key=TOLERANCE_KEY).set_value(1e-2).run()
+    second.number_input(key=TOLERANCE_KEY).set_value(DEFAULT_TOLERANCE).run()
+    assert not second.exception
+    assert second.dataframe[0].value.equals(table)
 
 
 @pytest.mark.parametrize("sample, nodes", [("shape_mismatch", ["y", "z"]),

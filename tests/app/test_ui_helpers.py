@@ -2,12 +2,24 @@
 
 from __future__ import annotations
 
+import ast
+import collections.abc
+import importlib
+import inspect
+import textwrap
+import typing
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
 import pytest
+from streamlit.source_util import page_icon_and_name
 
 from ge_core.errors import ModelError, UsageError
 from ge_core.frontend.summary import ModelSummary
 from tests.app.models import tiny_model
 from workbench_ui.loading import import_model_bytes, symbolic_inputs
+from workbench_ui.navigation import PAGES, ROOT
 from workbench_ui.text import code_span, head_lines, md_escape, problems_markdown
 
 
@@ -49,3 +61,41 @@ def test_problems_markdown_names_every_node_and_problem() -> None:
 def test_head_lines() -> None:
     assert head_lines("a\nb\nc", 2) == ("a\nb", 1)
     assert head_lines("a", 5) == ("a", 0)
+
+
+def test_each_page_has_the_address_streamlits_pages_folder_mode_gives_its_file() -> None:
+    """A fresh server resolves the first address in that mode (workbench_ui.router): `/Graph` must name the
+    same page there as in the router's menu."""
+    assert [p.url_path for p in PAGES] == [page_icon_and_name(Path(p.path))[1] for p in PAGES]
+    assert [p.url_path for p in PAGES] == [p.title for p in PAGES]
+
+
+def test_no_cached_function_draws() -> None:
+    """A function under st.cache_data / st.cache_resource that draws (itself, or through a callback it is
+    given, such as a progress bar's) breaks every later page that hits the cache: Streamlit replays what it
+    drew (CacheReplayClosureError). So its body never names `st`, and it takes no callback returning None."""
+    cached = dict(cached_functions())
+    assert "workbench_ui.loading._load_cached" in cached  # the search finds them
+    assert [name for name, func in cached.items() if names_st(func) or drawing_callbacks(func)] == []
+
+
+def cached_functions() -> Iterator[tuple[str, Callable[..., Any]]]:
+    """(qualified name, undecorated function) of each st.cache_* function defined in workbench_ui."""
+    for path in sorted((ROOT / "workbench_ui").glob("*.py")):
+        module = importlib.import_module(f"workbench_ui.{path.stem}")
+        for name, obj in vars(module).items():
+            func = getattr(obj, "__wrapped__", None)
+            if func is not None and hasattr(obj, "clear") and getattr(obj, "__module__", "") == module.__name__:
+                yield f"{module.__name__}.{name}", func
+
+
+def names_st(func: Callable[..., Any]) -> bool:
+    body = ast.parse(textwrap.dedent(inspect.getsource(func))).body[0]
+    assert isinstance(body, ast.FunctionDef)
+    return any(isinstance(n, ast.Name) and n.id == "st" for stmt in body.body for n in ast.walk(stmt))
+
+
+def drawing_callbacks(func: Callable[..., Any]) -> list[str]:
+    """Parameters typed as callables returning None (aliases such as Progress resolved)."""
+    return [arg for arg, hint in typing.get_type_hints(func).items() if arg != "return"
+            and typing.get_origin(hint) is collections.abc.Callable and typing.get_args(hint)[-1] in (None, type(None))]

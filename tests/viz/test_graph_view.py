@@ -10,11 +10,11 @@ import pytest
 
 from ge_core.ir import Graph
 from ge_core.viz.diff_style import HIT, SELECTED, item_marks
+from ge_core.viz.dot import view_to_dot
 from ge_core.viz.graph_view import build_view
 from ge_core.viz.layout import layered_layout
 from ge_core.viz.node_index import SEP, index_nodes
 from ge_core.viz.view_chart import PX_PER_UNIT, chart_height, view_to_echarts
-from ge_core.viz.view_dot import view_to_dot
 from tests.viz.graphs import conv_net, f32, fused_net, residual, scoped
 
 AWKWARD = ['a<b>&c', 'q"uote', '{br}ace|x', 'back\\slash']

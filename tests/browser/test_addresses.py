@@ -1,0 +1,170 @@
+"""Every address the workbench offers, opened as users open them: a first visit, a reload, and a second
+browser session, on the default sample and on ?sample=residual_block; and as the first request to a fresh
+server. None may show an exception, Streamlit's "Page not found" dialog or "This app has encountered an
+error", and the server may print no traceback (conftest checks its log after every test).
+
+The addresses come from workbench_ui.navigation.PAGES, so a page added there is tested here too. The
+reload of the Debug page replays its cached numeric bisection; the reproducer download and a tolerance set
+back to an earlier value do too.
+
+Screenshots of every visit land in a temporary folder (GE_VISIT_SHOTS=DIR to keep them elsewhere).
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import tempfile
+import zipfile
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+
+from ge_core.debugging import DEFAULT_TOLERANCE
+from ge_core.samples.registry import DEFAULT_SAMPLE, get_sample
+from tests.browser.harness import (
+    CRASH_TEXT,
+    EXCEPTION,
+    IDLE,
+    NAV_LINK,
+    PAGE_READY,
+    Server,
+    new_tab,
+    skip_unless_available,
+    wait_idle,
+)
+from workbench_ui.navigation import PageSpec, present_pages
+
+skip_unless_available()
+
+from playwright.sync_api import Browser, Page, expect  # noqa: E402  (after the skip: may be missing)
+
+SHOTS = Path(os.environ.get("GE_VISIT_SHOTS") or tempfile.mkdtemp(prefix="ge_visits_"))
+LANDING = present_pages()[0]  # shown at `/` too, where the menu's first entry points
+# (address, the page it shows): `/` and then every page's own address.
+ADDRESSES = [("", LANDING), *((p.url_path, p) for p in present_pages())]
+SAMPLES = [DEFAULT_SAMPLE, "residual_block"]
+
+
+def address_id(address: tuple[str, PageSpec]) -> str:
+    return f"/{address[0]}"
+
+
+def url_of(server: Server, path: str, sample: str) -> str:
+    query = "" if sample == DEFAULT_SAMPLE else f"?sample={sample}"
+    return f"{server.url}/{path}{query}"
+
+
+def visit(tab: Page, spec: PageSpec, reload: bool = False, url: str = "") -> None:
+    """Open `url` (or reload the tab) and wait until the page has drawn, or has failed."""
+    if reload:
+        tab.reload()
+    else:
+        tab.goto(url)
+    visit_done(tab, spec)
+
+
+def visit_done(tab: Page, spec: PageSpec) -> None:
+    tab.wait_for_selector(f"{PAGE_READY.get(spec.title, IDLE)}, {EXCEPTION}")
+    wait_idle(tab)
+
+
+def assert_page_shown(tab: Page, path: str, spec: PageSpec, sample: str) -> None:
+    """The page the address names, on the sample it names, and nothing broken over it."""
+    assert tab.locator(EXCEPTION).count() == 0
+    body = tab.inner_text("body")
+    assert CRASH_TEXT not in body and "Traceback" not in body
+    assert tab.get_by_text("Page not found").count() == 0 and tab.get_by_role("dialog").count() == 0
+    assert urlsplit(tab.url).path == f"/{path}"  # not sent on to another page
+    assert tab.locator("h1").first.inner_text().strip() in (spec.title, "GE Workbench")
+    assert get_sample(sample).title in tab.locator("h3").first.inner_text()
+    if path != LANDING.url_path:  # `/Model` is the landing page's hidden twin: no menu entry stands for it
+        expect(tab.locator(f"{NAV_LINK}[aria-current='page']")).to_contain_text(spec.title)
+
+
+def shoot(tab: Page, path: str, sample: str, when: str) -> None:
+    tab.screenshot(path=str(SHOTS / f"{path or 'landing'}_{sample}_{when}.png"), full_page=False)
+
+
+@pytest.mark.parametrize("sample", SAMPLES)
+@pytest.mark.parametrize("address", ADDRESSES, ids=address_id)
+def test_every_address_survives_a_first_visit_a_reload_and_a_second_session(
+        server: Server, browser: Browser, address: tuple[str, PageSpec], sample: str) -> None:
+    path, spec = address
+    url = url_of(server, path, sample)
+    with new_tab(browser) as tab:
+        visit(tab, spec, url=url)
+        assert_page_shown(tab, path, spec, sample)
+        shoot(tab, path, sample, "first")
+        visit(tab, spec, reload=True)  # Debug: the bisection is cached now, and replays
+        assert_page_shown(tab, path, spec, sample)
+        shoot(tab, path, sample, "reload")
+    with new_tab(browser) as other:
+        visit(other, spec, url=url)
+        assert_page_shown(other, path, spec, sample)
+        shoot(other, path, sample, "second_session")
+
+
+@pytest.mark.parametrize("address", ADDRESSES, ids=address_id)
+def test_every_address_works_as_the_first_request_to_a_fresh_server(
+        fresh_server: Server, browser: Browser, address: tuple[str, PageSpec]) -> None:
+    """A fresh server starts in Streamlit's legacy pages/ mode (see workbench_ui.router)."""
+    path, spec = address
+    with new_tab(browser) as tab:
+        visit(tab, spec, url=url_of(fresh_server, path, "residual_block"))
+        assert_page_shown(tab, path, spec, "residual_block")
+        shoot(tab, path, "residual_block", "fresh_server")
+
+
+def test_an_unknown_address_says_so_and_shows_the_landing_page(server: Server, browser: Browser) -> None:
+    with new_tab(browser) as tab:
+        tab.goto(f"{server.url}/NoSuchPage")
+        expect(tab.get_by_role("dialog")).to_contain_text("Page not found")
+        tab.wait_for_selector(PAGE_READY.get(LANDING.title, IDLE))
+        wait_idle(tab)
+        assert tab.locator(EXCEPTION).count() == 0
+
+
+def test_debug_replays_its_cached_bisection_after_a_download_and_a_tolerance_set_back(
+        server: Server, browser: Browser, tmp_path: Path) -> None:
+    debug = next(p for p in present_pages() if p.title == "Debug")
+    with new_tab(browser) as tab:
+        visit(tab, debug, url=f"{server.url}/{debug.url_path}?sample=residual_block")
+        with tab.expect_download() as info:
+            tab.get_by_role("button", name="Download a reproducer (zip)").click()
+        target = tmp_path / "reproducer.zip"
+        info.value.save_as(target)
+        with zipfile.ZipFile(io.BytesIO(target.read_bytes())) as archive:
+            assert "config.json" in archive.namelist()
+        wait_idle(tab)  # the rerun after the press replays the cached bisection
+        assert_page_shown(tab, debug.url_path, debug, "residual_block")
+        tolerance = tab.get_by_role("spinbutton", name="Tolerance (max relative error)")
+        for value in (1e-2, DEFAULT_TOLERANCE):  # a new tolerance, then back to one already bisected
+            tolerance.fill(f"{value:.1e}")
+            tolerance.press("Enter")
+            verdict = tab.get_by_text(f"{value:.1e}")  # the bisection's verdict names its tolerance
+            expect(verdict.or_(tab.locator(EXCEPTION)).first).to_be_visible()
+            wait_idle(tab)
+            assert_page_shown(tab, debug.url_path, debug, "residual_block")
+        shoot(tab, debug.url_path, "residual_block", "tolerance_set_back")
+
+
+def test_the_back_button_returns_to_each_page_visited(server: Server, browser: Browser) -> None:
+    """On the default sample. (With ?sample=... Streamlit 1.67 now and then keeps two history entries for
+    one page change, the address without the query and then with it: back then takes two presses.)"""
+    pages = present_pages()
+    with new_tab(browser) as tab:
+        visit(tab, LANDING, url=f"{server.url}/")
+        for spec in pages[1:]:  # through the menu, page by page
+            tab.locator(NAV_LINK).filter(has_text=spec.title).click()
+            expect(tab.locator("h1").first).to_have_text(spec.title)
+            visit_done(tab, spec)
+        for spec in reversed(pages[1:-1]):
+            tab.go_back()
+            expect(tab.locator("h1").first).to_have_text(spec.title)
+            visit_done(tab, spec)
+            assert_page_shown(tab, spec.url_path, spec, DEFAULT_SAMPLE)
+        tab.go_back()
+        visit_done(tab, LANDING)
+        assert_page_shown(tab, "", LANDING, DEFAULT_SAMPLE)

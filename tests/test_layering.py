@@ -1,0 +1,179 @@
+"""The import layering of DESIGN.md, read from the code's own imports (function-level ones included,
+`if TYPE_CHECKING:` ones excluded):
+
+- no cycle between ge_core's packages (a subpackage, or a module at the package root, is one unit);
+- no unit imports a unit of a higher layer (LAYERS below, lowest first);
+- the UI goes through one door: workbench_ui imports only ge_core's public modules, pages and app.py
+  only workbench_ui;
+- ge_core never imports streamlit.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+# DESIGN.md's order, lowest first. Units in one layer may import each other (never in a cycle).
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("errors",),
+    ("ir",),
+    ("ops",),
+    ("frontend",),
+    ("runtime",),  # the interpreter, executors and the ONNX backend: below the passes that run graphs
+    ("hardware", "memory"),
+    ("passes",),
+    ("config",),
+    ("compiler",),
+    ("sim", "samples"),
+    ("viz", "debugging", "cli", "__main__"),
+    ("ge_core",),  # the public API (ge_core/__init__.py) stands above everything it exports
+)
+PUBLIC_DOOR = {"ge_core", "ge_core.viz", "ge_core.debugging", "ge_core.samples", "ge_core.errors", "ge_core.config"}
+RANK = {unit: rank for rank, units in enumerate(LAYERS) for unit in units}
+
+
+@dataclass(frozen=True)
+class Import:
+    file: str  # relative to the repository
+    line: int
+    module: str  # the imported module's dotted name
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line} imports {self.module}"
+
+
+def module_name(path: Path, root: Path = REPO) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports_of(path: Path, root: Path = REPO) -> Iterator[Import]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    type_only: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            type_only.update(id(inner) for stmt in node.body for inner in ast.walk(stmt))
+    name = module_name(path, root)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    for node in ast.walk(tree):
+        if id(node) in type_only:
+            continue
+        rel = str(path.relative_to(root))
+        if isinstance(node, ast.Import):
+            yield from (Import(rel, node.lineno, alias.name) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:  # relative: resolve against this module's package
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, *([base] if base else [])])
+            yield Import(rel, node.lineno, base)
+            for alias in node.names:  # `from ge_core import viz` imports the subpackage ge_core.viz
+                candidate = f"{base}.{alias.name}"
+                if (root / Path(*candidate.split("."))).is_dir():
+                    yield Import(rel, node.lineno, candidate)
+
+
+def unit_of(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else parts[0]
+
+
+def python_files(folder: str) -> list[Path]:
+    return sorted((REPO / folder).rglob("*.py"))
+
+
+def library_edges() -> dict[tuple[str, str], list[Import]]:
+    edges: dict[tuple[str, str], list[Import]] = {}
+    for path in python_files("ge_core"):
+        source = unit_of(module_name(path))
+        for imp in imports_of(path):
+            if imp.module.split(".")[0] != "ge_core":
+                continue
+            target = unit_of(imp.module)
+            if target != source:
+                edges.setdefault((source, target), []).append(imp)
+    return edges
+
+
+def test_every_unit_has_a_layer() -> None:
+    units = {unit_of(module_name(p)) for p in python_files("ge_core")}
+    assert units - set(RANK) == set(), "give the new package a layer in LAYERS (and in DESIGN.md)"
+
+
+def test_no_unit_imports_a_higher_layer() -> None:
+    upward = [f"{source} -> {target}: {imp}" for (source, target), imps in library_edges().items()
+              if RANK.get(target, -1) > RANK.get(source, -1) for imp in imps]
+    assert upward == []
+
+
+def test_no_cycle_between_packages() -> None:
+    graph: dict[str, set[str]] = {}
+    for source, target in library_edges():
+        graph.setdefault(source, set()).add(target)
+    cycles = list(_cycles(graph))
+    assert cycles == [], "\n".join(" -> ".join(c) for c in cycles)
+
+
+def _cycles(graph: dict[str, set[str]]) -> Iterator[list[str]]:
+    """One cycle per strongly connected component with more than one unit (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    yield from found
+
+
+def test_the_ui_reaches_the_library_through_the_public_door() -> None:
+    wrong = [str(imp) for path in python_files("workbench_ui") for imp in imports_of(path)
+             if imp.module.split(".")[0] == "ge_core" and imp.module not in PUBLIC_DOOR]
+    assert wrong == [], f"workbench_ui may import only {sorted(PUBLIC_DOOR)}"
+
+
+@pytest.mark.parametrize("path", [REPO / "app.py", *python_files("pages")], ids=lambda p: p.name)
+def test_pages_and_the_router_use_only_workbench_ui(path: Path) -> None:
+    wrong = [str(imp) for imp in imports_of(path) if imp.module.split(".")[0] == "ge_core"]
+    assert wrong == []
+
+
+def test_ge_core_never_imports_streamlit() -> None:
+    wrong = [str(imp) for path in python_files("ge_core") for imp in imports_of(path)
+             if imp.module.split(".")[0] == "streamlit"]
+    assert wrong == []
+
+
+def test_the_reader_sees_function_level_imports_and_skips_type_checking_ones(tmp_path: Path) -> None:
+    (tmp_path / "ge_core" / "viz").mkdir(parents=True)
+    probe = tmp_path / "ge_core" / "probe.py"
+    probe.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import ge_core.cli\n"
+                     "def f():\n    from ge_core.compiler import compile\n    from . import viz\n")
+    found = {imp.module for imp in imports_of(probe, tmp_path)}
+    assert {"ge_core.compiler", "ge_core.viz"} <= found and "ge_core.cli" not in found
