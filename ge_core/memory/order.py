@@ -12,6 +12,7 @@ readers keep the viewed tensor alive. Control edges are respected.
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Callable
 
 from ge_core.ir.graph import Graph
@@ -27,38 +28,54 @@ def memory_aware_order(graph: Graph, alignment: int = 512) -> tuple[list[Node], 
     """The candidate order with the lowest peak of live bytes, and that peak. Candidates: the graph's own
     order, greedy list scheduling, and depth-first (finish what a node just made ready first)."""
     candidates = [list(graph.nodes), greedy_order(graph, alignment), depth_first_order(graph)]
-    peaks = [order_peak_bytes(graph, order, alignment) for order in candidates]
+    measured: dict[tuple[int, ...], int] = {}  # the candidates often coincide: measure each order once
+    peaks: list[int] = []
+    for order in candidates:
+        key = tuple(id(n) for n in order)
+        if key not in measured:
+            measured[key] = order_peak_bytes(graph, order, alignment)
+        peaks.append(measured[key])
     best = min(range(len(candidates)), key=lambda i: (peaks[i], i))  # ties keep the graph's order
     return candidates[best], peaks[best]
 
 
 def greedy_order(graph: Graph, alignment: int = 512) -> list[Node]:
-    """Take the ready node adding the fewest bytes (allocated minus freed as last reader) each step."""
+    """Take the ready node adding the fewest bytes (allocated minus freed as last reader) each step.
+
+    The ready nodes wait in a heap keyed by (gain, position). A node's gain only changes when a tensor
+    it reads is left with it as its one remaining reader (it will then free that tensor): its gain drops
+    and it is pushed again; the older, larger entry is skipped when it surfaces (lazy invalidation).
+    """
     nodes = list(graph.nodes)
     root = _view_roots(nodes)
     owned = {t: aligned(graph.descs[t].nbytes or 0, alignment)
              for n in nodes for t in n.outputs if t and t not in root and graph.descs.get(t) is not None}
+    reads = [_roots_read(n, root, owned) for n in nodes]
     readers: dict[str, set[int]] = {}  # owning tensor -> nodes still to read it (through views too)
-    for i, n in enumerate(nodes):
-        for t in _roots_read(n, root, owned):
+    for i, ts in enumerate(reads):
+        for t in ts:
             readers.setdefault(t, set()).add(i)
     pinned = {root.get(t, t) for t in graph.outputs}
+    gain = [sum(owned.get(t, 0) for t in n.outputs)
+            - sum(owned[t] for t in reads[i] if t not in pinned and readers[t] == {i}) for i, n in enumerate(nodes)]
     waiting, users = _dependencies(graph, nodes)
-
-    def gain(i: int) -> int:
-        freed = sum(owned[t] for t in _roots_read(nodes[i], root, owned)
-                    if t not in pinned and readers.get(t) == {i})
-        return sum(owned.get(t, 0) for t in nodes[i].outputs) - freed
-
-    ready = {i for i in range(len(nodes)) if waiting[i] == 0}
+    heap = [(gain[i], i) for i in range(len(nodes)) if waiting[i] == 0]
+    heapq.heapify(heap)
     order: list[Node] = []
-    while ready:
-        pick = min(ready, key=lambda i: (gain(i), i))
-        ready.discard(pick)
+    while heap:
+        g, pick = heapq.heappop(heap)
+        if g != gain[pick] or waiting[pick] < 0:
+            continue  # stale: its gain has dropped since, or it has run
+        waiting[pick] = -1
         order.append(nodes[pick])
-        for t in _roots_read(nodes[pick], root, owned):
+        for t in reads[pick]:
             readers[t].discard(pick)
-        _release(pick, users, waiting, ready.add)
+            if len(readers[t]) == 1 and t not in pinned:
+                (last,) = readers[t]
+                gain[last] -= owned[t]
+                if waiting[last] == 0:
+                    heapq.heappush(heap, (gain[last], last))
+        _release(pick, users, waiting, lambda user: heapq.heappush(heap, (gain[user], user)))
     return order
 
 

@@ -3,12 +3,17 @@
 - no_reuse: every block its own range, one after another (GE's ge.exec.disableReuseMemory).
 - greedy_by_size: largest block first, each at the lowest offset not overlapping an already-placed block
   whose lifetime overlaps its own (GE / TFLite's greedy by size).
-- best_fit: in execution order; a block born takes the smallest free gap that fits, else extends the arena.
+- best_fit: in execution order; a block born takes the smallest free gap that fits, else extends the arena
+  (ge_core.memory.best_fit).
 - greedy_by_breadth: the busiest steps first (largest live bytes, TFLite's greedy by breadth); the blocks
   alive there, largest first, each into the smallest gap among time-overlapping placed blocks.
 - greedy_by_size_best_gap: greedy by size, but into the smallest fitting gap rather than the lowest one.
 - perturbed_greedy: greedy_by_size_best_gap over seeded random reorderings, until the lower bound is reached
   (ge_core.memory.search).
+
+Every placement looks up the bytes its time-overlapping rivals take from an index of the placed blocks by
+lifetime (ge_core.memory.placement, .occupancy) instead of comparing it with each rival: O(n log n)-ish, also
+when thousands of blocks are alive at once.
 """
 
 from __future__ import annotations
@@ -18,10 +23,11 @@ from itertools import accumulate
 
 from ge_core.errors import UsageError
 from ge_core.ir.graph import Graph
+from ge_core.memory.best_fit import best_fit
 from ge_core.memory.blocks import Block, aligned, build_blocks, find_inplace, peak_live_bytes, unique_blocks
 from ge_core.memory.continuous import Parts, find_no_copy_concats, no_task_concats
 from ge_core.memory.lifetimes import Lifetimes, compute_lifetimes
-from ge_core.memory.placement import Offsets, greedy_in_order, time_neighbours
+from ge_core.memory.placement import Offsets, greedy_in_order
 from ge_core.memory.plan import Allocation, MemoryPlan, PlanStep
 from ge_core.memory.search import perturbed_greedy
 
@@ -36,16 +42,7 @@ def no_reuse(blocks: list[Block]) -> Offsets:
 
 
 def greedy_by_size(blocks: list[Block]) -> Offsets:
-    offsets: Offsets = {}
-    neighbours = time_neighbours(blocks)  # only blocks alive at the same time can collide
-    for b in sorted(blocks, key=lambda b: (-b.size, b.start, b.id)):
-        offset = 0
-        for p in sorted((p for p in neighbours[b.id] if p.id in offsets), key=lambda p: offsets[p.id]):
-            if offset + b.size <= offsets[p.id]:
-                break
-            offset = max(offset, offsets[p.id] + p.size)
-        offsets[b.id] = offset
-    return offsets
+    return greedy_in_order(sorted(blocks, key=lambda b: (-b.size, b.start, b.id)), lowest=True)
 
 
 def greedy_by_size_best_gap(blocks: list[Block]) -> Offsets:
@@ -65,37 +62,21 @@ def greedy_by_breadth(blocks: list[Block]) -> Offsets:
     for r, step in enumerate(sorted(range(steps), key=lambda s: (-live[s], s))):
         rank[step] = r
     # A block is taken at the busiest step it is alive in; blocks taken at one step go largest first.
-    return greedy_in_order(sorted(blocks, key=lambda b: (min(rank[b.start:b.end + 1]), -b.size, b.id)))
+    taken_at = _lowest_rank(rank, blocks)
+    return greedy_in_order(sorted(blocks, key=lambda b: (taken_at[b.id], -b.size, b.id)))
 
 
-def best_fit(blocks: list[Block]) -> Offsets:
-    offsets: Offsets = {}
-    live: list[Block] = []
-    arena = 0
-    born: dict[int, list[Block]] = {}
+def _lowest_rank(rank: list[int], blocks: list[Block]) -> dict[int, int]:
+    """block id -> the smallest rank over its steps, from a sparse table (level k: minima over 2^k steps),
+    not by slicing every lifetime (N² steps when N blocks live across the whole graph)."""
+    table = [rank]
+    while 2 ** len(table) <= len(rank):
+        table.append(list(map(min, table[-1], table[-1][2 ** (len(table) - 1):])))
+    taken_at: dict[int, int] = {}
     for b in blocks:
-        born.setdefault(b.start, []).append(b)
-    for step in sorted(born):
-        live = [p for p in live if p.end >= step]
-        for b in sorted(born[step], key=lambda b: (-b.size, b.id)):
-            offsets[b.id] = _smallest_gap(b.size, live, offsets, arena)
-            arena = max(arena, offsets[b.id] + b.size)
-            live.append(b)
-    return offsets
-
-
-def _smallest_gap(size: int, live: list[Block], offsets: Offsets, arena: int) -> int:
-    """The start of the smallest free gap of `size` bytes (ties: lowest), else the top of the live blocks."""
-    best: tuple[int, int] | None = None  # (gap length, offset)
-    cursor = 0
-    for p in sorted(live, key=lambda p: offsets[p.id]):
-        gap = offsets[p.id] - cursor
-        if gap >= size and (best is None or (gap, cursor) < best):
-            best = (gap, cursor)
-        cursor = max(cursor, offsets[p.id] + p.size)
-    if arena - cursor >= size and (best is None or (arena - cursor, cursor) < best):
-        best = (arena - cursor, cursor)
-    return best[1] if best is not None else cursor
+        k = (b.end - b.start + 1).bit_length() - 1
+        taken_at[b.id] = min(table[k][b.start], table[k][b.end - 2 ** k + 1])
+    return taken_at
 
 
 STRATEGIES: dict[str, Callable[[list[Block]], Offsets]] = {

@@ -16,7 +16,9 @@ from ge_core.memory.placement import Offsets, greedy_in_order
 
 SEED = 0
 TRIALS = 64  # on DenseNet-121 the bound is reached within the first few
-WORK_BUDGET = 200_000  # trials x (blocks + their lifetimes), so huge graphs stay cheap to compile
+# trials x (blocks + their lifetimes): at most WORK_BUDGET / blocks trials, so the whole search places at most
+# ~WORK_BUDGET blocks (each a bounded walk, ge_core.memory.occupancy); one trial for 10k long-lived blocks
+WORK_BUDGET = 200_000
 
 
 def perturbed_greedy(blocks: list[Block]) -> Offsets:

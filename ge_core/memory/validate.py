@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Sequence
 
 from ge_core.errors import GEError
 from ge_core.ir.graph import Graph
+from ge_core.memory.intervals import LiveRanges
 from ge_core.memory.lifetimes import Lifetimes, compute_lifetimes
 from ge_core.memory.plan import Allocation, MemoryPlan
 
@@ -13,11 +15,10 @@ from ge_core.memory.plan import Allocation, MemoryPlan
 class MemoryPlanError(GEError):
     """A memory plan is wrong: overlapping live tensors, short or unaligned allocations, missing ones."""
 
+    max_problems_shown = 30
+
     def __init__(self, problems: Sequence[str]) -> None:
-        self.problems = list(problems)
-        shown = "\n".join(f"  - {p}" for p in self.problems[:30])
-        more = f"\n  ... and {len(self.problems) - 30} more" if len(self.problems) > 30 else ""
-        super().__init__(f"memory plan has {len(self.problems)} problem(s):\n{shown}{more}")
+        super().__init__(f"memory plan has {len(problems)} problem(s):", problems=problems)
 
 
 def validate_plan(plan: MemoryPlan, graph: Graph) -> None:
@@ -81,21 +82,48 @@ def _part_problems(plan: MemoryPlan, lt: Lifetimes) -> list[str]:
 
 
 def _overlap_problems(plan: MemoryPlan, lt: Lifetimes, holder: dict[str, str]) -> list[str]:
-    """Pairs alive at one step whose byte ranges overlap: each tensor, as it is born, against the live ones."""
+    """Pairs alive at one step whose byte ranges overlap: each tensor, as it is born, against the live ones.
+
+    A sweep in birth order; the live tensors whose bytes overlap the newborn's are found by byte range
+    (ge_core.memory.intervals) rather than by comparing it with every live tensor: every overlapping live
+    pair is still examined. Tensors of one view root at one range form a group, found as one (views of a
+    root share its bytes by design, so a root with many live views costs one lookup, not their pairs).
+    """
     inplace = {out: x for step in plan.steps for out, x in step.inplace.items()}
     placed = sorted((lt.tensors[t].start, i, t) for i, t in enumerate(plan.allocations) if t in lt.tensors)
-    live: list[str] = []
+    group, groups = _groups([t for _, _, t in placed], plan, lt)
+    ranges = LiveRanges([(offset, end) for _, offset, end in groups])
+    members: list[dict[str, int]] = [{} for _ in groups]  # group -> its live tensors -> birth rank
+    dying: list[tuple[int, int, str]] = []  # heap of (last step, birth rank, tensor)
     problems = []
-    for step, _, b in placed:
-        live = [a for a in live if lt.tensors[a].end >= step]
+    for rank, (step, _, b) in enumerate(placed):
+        while dying and dying[0][0] < step:
+            _, _, a = heapq.heappop(dying)
+            del members[group[a]][a]
+            if not members[group[a]]:
+                ranges.switch(group[a], False)
         ab = plan.allocations[b]
-        for a in live:
+        found = [(r, a) for g in ranges.overlapping(ab.offset, ab.end) if groups[g][0] != lt.root(b)
+                 for a, r in members[g].items() if not _shares_legally(a, b, lt, inplace, holder)]
+        for _, a in sorted(found):  # in birth order, as a walk over the live tensors lists them
             aa = plan.allocations[a]
-            if aa.offset < ab.end and ab.offset < aa.end and not _shares_legally(a, b, lt, inplace, holder):
-                problems.append(f"tensors '{a}' {_rng(aa)} and '{b}' {_rng(ab)} are both alive at step {step} "
-                                f"('{lt.steps[step].name}') and their bytes overlap")
-        live.append(b)
+            problems.append(f"tensors '{a}' {_rng(aa)} and '{b}' {_rng(ab)} are both alive at step {step} "
+                            f"('{lt.steps[step].name}') and their bytes overlap")
+        if not members[group[b]]:
+            ranges.switch(group[b], True)
+        members[group[b]][b] = rank
+        heapq.heappush(dying, (lt.tensors[b].end, rank, b))
     return problems
+
+
+def _groups(tensors: list[str], plan: MemoryPlan, lt: Lifetimes) -> tuple[dict[str, int], list[tuple[str, int, int]]]:
+    """tensor -> its group, and group -> (view root, offset, end): the tensors sharing a root and a range."""
+    group: dict[str, int] = {}
+    keys: dict[tuple[str, int, int], int] = {}
+    for t in tensors:
+        alloc = plan.allocations[t]
+        group[t] = keys.setdefault((lt.root(t), alloc.offset, alloc.end), len(keys))
+    return group, list(keys)
 
 
 def _shares_legally(a: str, b: str, lt: Lifetimes, inplace: dict[str, str], holder: dict[str, str]) -> bool:

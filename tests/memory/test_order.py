@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import pytest
 
@@ -22,7 +24,7 @@ def two_branches() -> Graph:
                          ("Add", ["a_small", "b_small"], "out")], ["out"], consts)
 
 
-def names(order: list[ge_core.Node]) -> list[str]:
+def names(order: Sequence[ge_core.Node]) -> list[str]:
     return [n.name for n in order]
 
 
