@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
-# Everything the test suite needs: the Python packages, and Debian's chromium for the browser tests
-# (Playwright drives it; Playwright's own browser download is never used).
+# Everything the test suite needs: the Python packages, Debian's chromium for the browser tests
+# (Playwright drives it; Playwright's own browser download is never used) and Debian's graphviz, whose
+# `dot` must render the DOT we write (tests/viz).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if [ ! -x /usr/bin/chromium ]; then
+missing=()
+[ -x /usr/bin/chromium ] || missing+=(chromium)
+command -v dot >/dev/null 2>&1 || missing+=(graphviz)
+if [ "${#missing[@]}" -gt 0 ]; then
   SUDO=""
   [ "$(id -u)" -eq 0 ] || SUDO="sudo"
   $SUDO apt-get update -q
-  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}"
 fi
 python3 -m pip install -q -r requirements-dev.txt

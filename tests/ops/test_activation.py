@@ -228,6 +228,4 @@ CASES = [c for c in cases_for(set().union(*FAMILIES)) if owner_of(c, FAMILIES) =
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 def test_conformance(case) -> None:
-    if any(n.op_type == "Constant" for n in case.model.graph.node) and "Constant" not in REGISTRY:
-        pytest.skip("the Constant op (ops/makers.py) is not registered yet")
     run_case(decoded(case))

@@ -13,7 +13,7 @@ from ge_core.errors import ShapeError
 from ge_core.ops import REGISTRY, movement
 from ge_core.ops.common import make_desc
 from ge_core.ops.registry import Category, Operand
-from tests.ops.conformance import run_case
+from tests.ops.conformance import run_case, with_xfails
 from tests.ops.elementwise_oracle import infer, infer_error, make_node
 from tests.ops.shape_oracle import check, conformance_cases, i64, run_ge
 
@@ -226,12 +226,11 @@ def test_categories() -> None:
 
 
 # ---- ONNX conformance ----------------------------------------------------------------------------
-# Deliberately unsupported conformance cases: none (every case made of our ops passes).
+# Deliberately unsupported conformance cases (name -> reason; each runs as xfail(strict=True), so a fix
+# shows): none, every case made of our ops passes.
 XFAIL: dict[str, str] = {}
 
 
-@pytest.mark.parametrize("case", conformance_cases(movement), ids=lambda c: c.name)
+@pytest.mark.parametrize("case", with_xfails(conformance_cases(movement), XFAIL))
 def test_conformance(case: TestCase) -> None:
-    if case.name in XFAIL:
-        pytest.xfail(XFAIL[case.name])
     run_case(case)

@@ -14,7 +14,7 @@ from ge_core.ir.tensor import TensorDesc
 from ge_core.ops import REGISTRY, norm
 from ge_core.ops.common import make_desc
 from ge_core.ops.registry import Category, Operand
-from tests.ops.conformance import cases_for, run_case
+from tests.ops.conformance import cases_for, run_case, with_xfails
 from tests.ops.elementwise_oracle import check, infer, infer_error, make_node, reference, run_ge
 
 RNG = np.random.default_rng(0)
@@ -254,10 +254,6 @@ def test_categories_and_costs() -> None:
 NORM_OPS = {"BatchNormalization", "InstanceNormalization", "LayerNormalization", "GroupNormalization", "LRN"}
 
 
-@pytest.mark.parametrize(
-    "case",
-    [pytest.param(c, marks=pytest.mark.xfail(reason=XFAIL[c.name], strict=True)) if c.name in XFAIL else c
-     for c in cases_for(NORM_OPS)],
-    ids=lambda c: c.name)
+@pytest.mark.parametrize("case", with_xfails(cases_for(NORM_OPS), XFAIL))
 def test_conformance(case: Any) -> None:
     run_case(case)

@@ -13,7 +13,7 @@ from onnx.backend.test.case.test_case import TestCase
 from ge_core.errors import ResourceLimitError
 from ge_core.ops import REGISTRY, resize
 from ge_core.ops.registry import Category
-from tests.ops.conformance import run_case
+from tests.ops.conformance import run_case, with_xfails
 from tests.ops.elementwise_oracle import infer, infer_error, make_node
 from tests.ops.shape_oracle import check, conformance_cases, i64, run_ge
 
@@ -201,14 +201,13 @@ def test_categories() -> None:
 
 
 # ---- ONNX conformance ----------------------------------------------------------------------------
-# Deliberately unsupported conformance cases: none. Note: for align_corners and tf_crop_and_resize the
-# conformance data divide by the fractional resized length (scale x input length), which ORT does not
-# (it uses the integer length); we follow ONNX (see ge_core/ops/resize_kernels.py).
+# Deliberately unsupported conformance cases (name -> reason, run as xfail(strict=True)): none. Note: for
+# align_corners and tf_crop_and_resize the conformance data divide by the fractional resized length
+# (scale x input length), which ORT does not (it uses the integer length); we follow ONNX (see
+# ge_core/ops/resize_kernels.py).
 XFAIL: dict[str, str] = {}
 
 
-@pytest.mark.parametrize("case", conformance_cases(resize), ids=lambda c: c.name)
+@pytest.mark.parametrize("case", with_xfails(conformance_cases(resize), XFAIL))
 def test_conformance(case: TestCase) -> None:
-    if case.name in XFAIL:
-        pytest.xfail(XFAIL[case.name])
     run_case(case)
