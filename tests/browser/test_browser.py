@@ -93,8 +93,8 @@ def test_the_sidebar_choice_follows_the_user_to_another_page(server: Server, pag
     open_page(page, f"{server.url}/?sample=residual_block", GRAPH_SVG)
     page.get_by_role("link", name="Passes").first.click()
     page.wait_for_selector("[data-testid='stDataFrame']")
-    page.wait_for_selector(IDLE)
-    assert "Two ResNet basic blocks at O3" in page.locator("h3").all_inner_texts()[0]
+    page.wait_for_selector(IDLE)  # then wait for the state asserted (the heading may update after idle)
+    expect(page.locator("h3").first).to_contain_text("Two ResNet basic blocks at O3")
 
 
 def test_the_dump_zip_downloads(server: Server, page: Page, tmp_path: Path) -> None:
