@@ -21,10 +21,11 @@ from ge_core.cli.verbs import RUN_OPT_LEVEL, cmd_run, print_outputs
 from ge_core.compiler import CompiledModel
 from ge_core.compiler import compile as ge_compile
 from ge_core.errors import printable
+from ge_core.hardware import DEFAULT_PROFILE
 from ge_core.runtime.npz import read_npz
 from ge_core.sim import SimResult, simulate
 
-DEFAULT_HARDWARE = "ascend910"
+DEFAULT_HARDWARE = DEFAULT_PROFILE  # profile and run --backend npu need a target
 
 
 def add_profile_verb(verbs: Any) -> None:

@@ -23,6 +23,7 @@ from ge_core.frontend.onnx_export import is_standard, nonstandard_nodes, to_onnx
 from ge_core.ir.graph import Graph
 from ge_core.passes.infra.base import Stage, snake_name
 from ge_core.passes.infra.instruments import PassRecord
+from ge_core.passes.infra.pipeline import all_passes
 
 
 def write_dumps(compiled: CompiledModel, directory: str | Path, *, onnx: bool = True) -> list[Path]:
@@ -63,8 +64,6 @@ def dump_zip(compiled: CompiledModel, folder_name: str = "dumps", *, onnx: bool 
 
 def fusion_result(records: list[PassRecord]) -> dict[str, dict[str, dict[str, dict[str, str]]]]:
     """GE's fusion_result.json: per fusion pass, how often a pattern matched and how often it was applied."""
-    from ge_core.passes.infra.pipeline import all_passes
-
     kinds = {p.name: getattr(p, "fusion_kind", "graph") for p in all_passes()}
     result: dict[str, dict[str, dict[str, str]]] = {"graph_fusion": {}, "ub_fusion": {}}
     for record in records:

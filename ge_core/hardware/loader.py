@@ -19,6 +19,7 @@ from ge_core.errors import UsageError
 from ge_core.hardware.profile import Alignment, Bandwidths, Buffers, HardwareProfile, Overheads
 
 PROFILE_DIR = Path(__file__).resolve().parent / "profiles"
+DEFAULT_PROFILE = "ascend910"  # the target wherever one is needed and none is named
 VECTOR_CLASSES = ("elementwise", "transcendental", "reduce", "data_move")
 _HINT = f"Fix the file; {PROFILE_DIR / 'ascend910.json'} is a complete example."
 

@@ -7,9 +7,8 @@ and L1 are 32-byte aligned).
 
 from __future__ import annotations
 
-from ge_core.hardware.loader import load_profile, profile_names
+from ge_core.hardware.loader import DEFAULT_PROFILE, load_profile, profile_names
 
-DEFAULT_PROFILE = "ascend910"
 UB_ALIGN_BYTES = 32  # every UB buffer starts on a 32-byte block: vector instructions work per block
 UB_BYTES: dict[str, int] = {name: load_profile(name).buffers.ub for name in profile_names()}
 

@@ -19,6 +19,8 @@ from ge_core.errors import GraphEditError
 from ge_core.ir.graph_edits import GraphEdits
 from ge_core.ir.node import Node
 from ge_core.ir.tensor import TensorDesc, desc_of
+from ge_core.ir.text import graph_to_json, graph_to_text
+from ge_core.ir.verify import verify_graph
 
 if TYPE_CHECKING:
     from ge_core.ir.verify import ShapeChecker
@@ -305,22 +307,16 @@ class Graph(GraphEdits):
         g._renumber()
         return g
 
-    # ---- checks and forms (implemented in sibling modules) -------------------------------------
+    # ---- checks and forms (implemented in verify.py and text.py) -------------------------------
     def verify(self, ops: ShapeChecker | None = None) -> None:
         """Raise VerifyError listing every broken invariant (order, dangling tensors, users map...); with
         `ops` (the op registry: `graph.verify(REGISTRY)`) also every desc its operator infers otherwise."""
-        from ge_core.ir.verify import verify_graph
-
         verify_graph(self, ops)
 
     def to_text(self) -> str:
-        from ge_core.ir.text import graph_to_text
-
         return graph_to_text(self)
 
     def to_json(self) -> dict[str, Any]:
-        from ge_core.ir.text import graph_to_json
-
         return graph_to_json(self)
 
     def __str__(self) -> str:

@@ -19,11 +19,11 @@ import numpy as np
 
 from ge_core.compiler import gc_paused
 from ge_core.errors import UsageError
-from ge_core.hardware import HardwareProfile, load_profile, tile_node
+from ge_core.hardware import DEFAULT_PROFILE, HardwareProfile, load_profile, tile_node
 from ge_core.hardware.tiling import fused_body
 from ge_core.ir.graph import Graph
 from ge_core.ops import REGISTRY
-from ge_core.runtime.feeds import random_feeds
+from ge_core.runtime.feeds import check_feeds, random_feeds
 from ge_core.sim.cost import UNITS, KernelCost, Precision, kernel_cost
 from ge_core.sim.precision import exact, parse_precision, relative_errors, run_outputs
 from ge_core.sim.signature import signature
@@ -126,9 +126,6 @@ class SimResult:
         return chrome_trace(self)
 
 
-DEFAULT_PROFILE = "ascend910"  # the target when neither the call nor the compile names one
-
-
 def simulate(compiled: CompiledModel, profile: HardwareProfile | str | None = None,
              feeds: Mapping[str, object] | None = None, *, precision: str | Precision | None = None, seed: int = 0,
              run: bool = True, reuse_schedule: bool = True) -> SimResult:
@@ -153,8 +150,6 @@ def simulate(compiled: CompiledModel, profile: HardwareProfile | str | None = No
 
 
 def reference_feeds(compiled: CompiledModel, feeds: Mapping[str, object]) -> dict[str, np.ndarray]:
-    from ge_core.runtime.feeds import check_feeds
-
     return check_feeds(compiled.graph, feeds)
 
 

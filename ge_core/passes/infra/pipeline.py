@@ -7,8 +7,27 @@ from dataclasses import fields, is_dataclass, replace
 from enum import StrEnum
 
 from ge_core.errors import UsageError
+from ge_core.passes.cleanup.constant_folding import ConstantFoldingPass
+from ge_core.passes.cleanup.cse import CsePass
+from ge_core.passes.cleanup.dead_code import PrunePass
+from ge_core.passes.cleanup.fold_batchnorm import BatchNormFoldPass
+from ge_core.passes.cleanup.fold_scale import ScaleFoldPass
+from ge_core.passes.cleanup.infer_shapes import InferShapePass
+from ge_core.passes.cleanup.noop_elimination import NoOpEliminationPass
+from ge_core.passes.cleanup.reshape_chain import ReshapeChainPass
+from ge_core.passes.cleanup.transpose_chain import TransposeChainPass
+from ge_core.passes.fusion.graph import (
+    AttentionFusionPass,
+    ConvActivationFusionPass,
+    GeluFusionPass,
+    HardActivationFusionPass,
+    LayerNormFusionPass,
+    MatMulAddFusionPass,
+)
+from ge_core.passes.fusion.ub.ub_fusion import UbFusionPass
 from ge_core.passes.infra.base import GraphPass, Stage
 from ge_core.passes.infra.manager import PipelineStep
+from ge_core.passes.npu import DEFAULT_HARDWARE, lowering_steps
 
 S = Stage
 
@@ -33,8 +52,6 @@ def default_pipeline(opt_level: OptLevel | str = OptLevel.O3, hardware: str | No
     passes follow them (ge_core/passes/npu), at any level. Without one the pipeline is target-independent."""
     steps = _optimization_steps(OptLevel.parse(opt_level))
     if hardware is not None:
-        from ge_core.passes.npu import lowering_steps
-
         steps += lowering_steps(hardware)
     return steps
 
@@ -42,25 +59,6 @@ def default_pipeline(opt_level: OptLevel | str = OptLevel.O3, hardware: str | No
 def _optimization_steps(level: OptLevel) -> list[PipelineStep]:
     if level == OptLevel.O0:
         return []  # O0: the graph exactly as imported
-    # Imported here so that ge_core.passes loads without every pass module (and cheaply).
-    from ge_core.passes.cleanup.constant_folding import ConstantFoldingPass
-    from ge_core.passes.cleanup.cse import CsePass
-    from ge_core.passes.cleanup.dead_code import PrunePass
-    from ge_core.passes.cleanup.fold_batchnorm import BatchNormFoldPass
-    from ge_core.passes.cleanup.fold_scale import ScaleFoldPass
-    from ge_core.passes.cleanup.infer_shapes import InferShapePass
-    from ge_core.passes.cleanup.noop_elimination import NoOpEliminationPass
-    from ge_core.passes.cleanup.reshape_chain import ReshapeChainPass
-    from ge_core.passes.cleanup.transpose_chain import TransposeChainPass
-    from ge_core.passes.fusion.graph import (
-        AttentionFusionPass,
-        ConvActivationFusionPass,
-        GeluFusionPass,
-        HardActivationFusionPass,
-        LayerNormFusionPass,
-        MatMulAddFusionPass,
-    )
-    from ge_core.passes.fusion.ub.ub_fusion import UbFusionPass
 
     steps = [
         PipelineStep(S.AFTER_INFERSHAPE, InferShapePass()),                # shapes/dtypes from the op registry
@@ -94,8 +92,6 @@ def _optimization_steps(level: OptLevel) -> list[PipelineStep]:
 
 def all_passes() -> list[GraphPass]:
     """Every pass the pipelines can run, once each (for switch files and the UI), the NPU lowering's last."""
-    from ge_core.passes.npu import DEFAULT_HARDWARE
-
     seen: dict[str, GraphPass] = {}
     for step in default_pipeline(OptLevel.O3, DEFAULT_HARDWARE):
         seen.setdefault(step.name, step.pass_)
@@ -105,8 +101,6 @@ def all_passes() -> list[GraphPass]:
 def named_steps(names: Iterable[str], hardware: str | None = None) -> list[PipelineStep]:
     """A custom pipeline: the named passes in the given order, each at the stage the default pipeline
     runs it in (TilingPass tiles for `hardware`, else the default target)."""
-    from ge_core.passes.npu import DEFAULT_HARDWARE
-
     known: dict[str, PipelineStep] = {}
     for step in default_pipeline(OptLevel.O3, hardware or DEFAULT_HARDWARE):
         known.setdefault(step.name, step)

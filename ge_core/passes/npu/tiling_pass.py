@@ -6,10 +6,11 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import ClassVar
 
+from ge_core.hardware import DEFAULT_PROFILE, load_profile, tile_node
 from ge_core.ir.graph import Graph
 from ge_core.passes.infra.base import PassResult
 
-DEFAULT_HARDWARE = "ascend910"
+DEFAULT_HARDWARE = DEFAULT_PROFILE
 
 
 @dataclass(frozen=True)
@@ -27,8 +28,6 @@ class TilingPass:
     hardware: str = DEFAULT_HARDWARE  # a profile name (ascend310, ascend910...) or a profile .json path
 
     def run(self, graph: Graph) -> PassResult:
-        from ge_core.hardware import load_profile, tile_node  # the hardware package sits beside the passes
-
         profile = load_profile(self.hardware)
         tilings = [t for node in graph.nodes if (t := tile_node(node, graph, profile)).unit != "none"]
         units = Counter(t.unit for t in tilings)
