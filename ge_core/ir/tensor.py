@@ -99,6 +99,18 @@ class TensorDesc:
 
 
 @functools.cache
+def known_dtype(dtype: str) -> bool:
+    """A dtype a tensor can be held in (a numpy dtype, or our bfloat16 and string stand-ins)."""
+    if dtype in ("bfloat16", "str"):
+        return True
+    try:
+        np.dtype(dtype)
+    except TypeError:
+        return False
+    return True
+
+
+@functools.cache
 def dtype_itemsize(dtype: str) -> int:
     if dtype == "bfloat16":
         return 2

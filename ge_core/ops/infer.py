@@ -12,12 +12,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ge_core.errors import GEError, ShapeError
+from ge_core.errors import GEError, ShapeError, quote
 from ge_core.ir.graph import Graph
 from ge_core.ir.limits import check_tensor_size
 from ge_core.ir.limits import max_tensor_bytes as default_max_tensor_bytes
 from ge_core.ir.node import Node
-from ge_core.ir.tensor import TensorDesc
+from ge_core.ir.tensor import TensorDesc, known_dtype
 from ge_core.ops.registry import OpDef, Operand, OpRegistry
 
 # Known values are kept for tensors up to this many elements (shape tensors, small constants).
@@ -74,6 +74,10 @@ def _infer_node(node: Node, op: OpDef, operands: list[Operand | None], limit: in
         raise ShapeError(node.name, node.op_type, [o.desc.shape if o else None for o in operands],
                          f"declares {len(node.outputs)} outputs but the operator produces {len(outs)}")
     for t, d in zip(node.outputs, outs, strict=False):
+        if t and not known_dtype(d.dtype):  # e.g. passed through from an input of no known element type
+            raise ShapeError(node.name, node.op_type, [o.desc.shape if o else None for o in operands],
+                             f"output {quote(t)} has no known element type ({d.dtype}): check the types of "
+                             "its inputs")
         if t and d.is_static:
             check_tensor_size(f"tensor '{t}' (output of node '{node.name}', {node.op_type})",
                               d.shape, d.dtype, limit=limit)

@@ -68,3 +68,16 @@ def test_a_declared_output_type_that_contradicts_the_graph_is_a_problem(elem_typ
 
 def test_a_declared_output_type_that_matches_is_fine() -> None:
     assert ge_core.load_onnx(_relu_declared(TensorProto.FLOAT)).outputs == ["y"]
+
+
+def test_an_input_of_no_known_type_passed_through_an_op_is_a_problem_not_a_crash() -> None:
+    """Found by the fuzzer (seed 1876): an input declared with element type 99 reached a static-shape
+    output through Unsqueeze, and sizing that output raised TypeError (exit 1)."""
+    axes = numpy_helper.from_array(np.array([0], np.int64), "axes")
+    node = helper.make_node("Unsqueeze", ["mask", "axes"], ["y"], name="unsq")
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("mask", TensorProto.FLOAT, [1, 12])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], [axes])
+    graph.input[0].type.tensor_type.elem_type = 99
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    with pytest.raises(ModelError, match=r"output 'y' has no known element type"):
+        ge_core.load_onnx(model.SerializeToString())
