@@ -24,7 +24,7 @@ from ge_core.frontend import load_onnx
 from ge_core.hardware import load_profile
 from ge_core.ir.graph import Graph
 from ge_core.memory import MemoryPlan, plan_memory, static_problem, validate_plan
-from ge_core.memory.order import memory_aware_order, order_peak_bytes
+from ge_core.memory.order import order_choice
 from ge_core.ops import REGISTRY
 from ge_core.passes.infra.instruments import (
     Instrument,
@@ -197,8 +197,7 @@ def _memory_plan(graph: Graph, memory: MemoryConfig) -> MemoryPlan | None:
     adopts it (it runs in that order)."""
     if static_problem(graph) is not None:
         return None
-    better, better_peak = memory_aware_order(graph, memory.alignment)
-    graph_peak = order_peak_bytes(graph, list(graph.nodes), memory.alignment)
+    better, better_peak, graph_peak = order_choice(graph, memory.alignment)
     if memory.order == "memory_aware" and better_peak < graph_peak:
         graph.reorder(better)
     plan = plan_memory(graph, alignment=memory.alignment, strategy=memory.strategy, reuse=memory.reuse,

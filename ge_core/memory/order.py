@@ -27,6 +27,12 @@ MEMORY_ORDERS = ("graph", "memory_aware")
 def memory_aware_order(graph: Graph, alignment: int = 512) -> tuple[list[Node], int]:
     """The candidate order with the lowest peak of live bytes, and that peak. Candidates: the graph's own
     order, greedy list scheduling, and depth-first (finish what a node just made ready first)."""
+    order, peak, _ = order_choice(graph, alignment)
+    return order, peak
+
+
+def order_choice(graph: Graph, alignment: int = 512) -> tuple[list[Node], int, int]:
+    """As memory_aware_order, plus the peak in the graph's own order (the first candidate, measured anyway)."""
     candidates = [list(graph.nodes), greedy_order(graph, alignment), depth_first_order(graph)]
     measured: dict[tuple[int, ...], int] = {}  # the candidates often coincide: measure each order once
     peaks: list[int] = []
@@ -36,7 +42,7 @@ def memory_aware_order(graph: Graph, alignment: int = 512) -> tuple[list[Node], 
             measured[key] = order_peak_bytes(graph, order, alignment)
         peaks.append(measured[key])
     best = min(range(len(candidates)), key=lambda i: (peaks[i], i))  # ties keep the graph's order
-    return candidates[best], peaks[best]
+    return candidates[best], peaks[best], peaks[0]
 
 
 def greedy_order(graph: Graph, alignment: int = 512) -> list[Node]:
