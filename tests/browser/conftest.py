@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from tests.browser.harness import CHROMIUM, TIMEOUT_MS, VIEWPORT, Server, streamlit_server, sync_playwright
+from tests.browser.harness import CHROMIUM, Server, new_tab, streamlit_server, sync_playwright
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page
@@ -42,11 +42,8 @@ def browser() -> Iterator[Browser]:
 
 @pytest.fixture
 def page(browser: Browser) -> Iterator[Page]:
-    context = browser.new_context(viewport=VIEWPORT, accept_downloads=True)  # type: ignore[arg-type]
-    tab = context.new_page()
-    tab.set_default_timeout(TIMEOUT_MS)
-    yield tab
-    context.close()
+    with new_tab(browser) as tab:
+        yield tab
 
 
 @pytest.fixture(autouse=True)
