@@ -72,6 +72,7 @@ class MemoryPlan:
             "graph_outputs": list(self.graph_outputs),
             "steps": [s.to_json() for s in self.steps],
             "allocations": [a.to_json() for a in self.allocations.values()],
+            "aliases": dict(self.aliases),  # view -> base: a view shares its base's bytes (and keeps it alive)
             "strategies": dict(self.strategies),
             "copy_concat_min_bytes": self.copy_concat_min_bytes,
             "no_copy_concats": self.no_copy_concats,
