@@ -21,6 +21,7 @@ from ge_core.frontend.input_shapes import InputShapes, parse_input_shapes
 from ge_core.frontend.onnx_reader import read_model, tensor_dtype_name
 from ge_core.frontend.onnx_schema import attribute_problems, declared_output_problems
 from ge_core.frontend.onnx_tensors import tensor_to_array
+from ge_core.frontend.opset_upgrade import MIN_OPSET, upgrade_old_opset
 from ge_core.frontend.toposort import topo_order
 from ge_core.ir.graph import Graph
 from ge_core.ir.node import Node
@@ -28,9 +29,9 @@ from ge_core.ir.tensor import TensorDesc, default_format
 from ge_core.ops import REGISTRY, infer_graph
 from ge_core.ops.registry import OpRegistry
 
-MIN_OPSET = 9
 MAX_OPSET = onnx.defs.onnx_opset_version()
 UNDEFINED = TensorDesc((), "undefined")  # desc of a tensor whose producer could not be inferred
+UNKNOWN_DIM = "?"  # an input dim written as -1, 0 or nothing: set it with --input-shape like a named one
 
 Source = str | os.PathLike[str] | bytes
 
@@ -74,9 +75,12 @@ def import_onnx(source: Source | onnx.ModelProto, input_shapes: str | Mapping[st
                 *, registry: OpRegistry = REGISTRY, max_tensor_bytes: int | None = None) -> ImportResult:
     """Convert as much as possible; unreadable models still raise (nothing to show)."""
     model = source if isinstance(source, onnx.ModelProto) else read_model(source)
+    model, converted = upgrade_old_opset(model)
     shapes = parse_input_shapes(input_shapes)
     builder = _Builder(model, shapes, registry)
     result = builder.build()
+    if converted is not None:
+        result.graph.metadata["converted"] = converted  # the summary says so
     inferred = infer_graph(result.graph, registry, max_tensor_bytes=max_tensor_bytes)
     result.problems += inferred.problems
     result.values = inferred.values
@@ -160,13 +164,14 @@ class _Builder:
             self.problems.append(f"graph input '{value.name}' has an unsupported or missing element type")
         params: list[int | str] = []
         for i, dim in enumerate(ttype.shape.dim):
-            if dim.HasField("dim_value"):
-                if dim.dim_value < 0:
-                    self.problems.append(f"graph input '{value.name}' has negative dim {dim.dim_value} "
-                                         f"at axis {i}")
+            if dim.HasField("dim_value") and dim.dim_value > 0:
                 params.append(int(dim.dim_value))
-            else:
-                params.append(dim.dim_param or "?")
+            elif dim.HasField("dim_value") and dim.dim_value < -1:
+                self.problems.append(f"graph input {quote(value.name)} has negative dim {dim.dim_value} "
+                                     f"at axis {i}")
+                params.append(int(dim.dim_value))
+            else:  # -1 (Paddle, GE and ATC write unknown dims so), 0 as unknown, or an empty dim_param
+                params.append(dim.dim_param or UNKNOWN_DIM)
         given = self.shapes.get(value.name)
         shape = [p if isinstance(p, int) else -1 for p in params]
         if given is not None:
@@ -184,7 +189,7 @@ class _Builder:
         for axis, (p, g) in enumerate(zip(params, given, strict=False)):
             if isinstance(p, int) and p != g:
                 raise UsageError(f"--input-shape gives input '{name}' dim {g} at axis {axis}, but the model "
-                                 f"fixes it to {p}.", hint="Only symbolic dims can be set.")
+                                 f"fixes it to {p}.", hint="Only symbolic or unknown (-1) dims can be set.")
         return list(given)
 
     def _convert_nodes(self) -> list[Node]:

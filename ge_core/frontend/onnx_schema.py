@@ -45,6 +45,17 @@ def attribute_problems(proto: onnx.NodeProto, opset: int, name: str) -> list[str
     given = {a.name for a in proto.attribute}
     problems += [f"{where} lacks its required attribute {quote(n)}"
                  for n, spec in sorted(schema.attributes.items()) if spec.required and n not in given]
+    return problems + _arity_problems(proto, schema, where, opset)
+
+
+def _arity_problems(proto: onnx.NodeProto, schema: OpSchema, where: str, opset: int) -> list[str]:
+    """Inputs and outputs within the schema's counts (trailing optional ones may be left out)."""
+    problems = []
+    for kind, count, low, high in (("inputs", len(proto.input), schema.min_input, schema.max_input),
+                                   ("outputs", len(proto.output), schema.min_output, schema.max_output)):
+        if not low <= count <= high:
+            allowed = f"{low}" if low == high else f"{low} to {high}" if high < 1 << 20 else f"at least {low}"
+            problems.append(f"{where} has {count} {kind}, but {proto.op_type} at opset {opset} takes {allowed}")
     return problems
 
 

@@ -31,6 +31,7 @@ class ModelSummary:
     parameter_bytes: int
     unsupported: dict[str, list[str]] = field(default_factory=dict)  # op -> nodes using it
     problems: list[str] = field(default_factory=list)
+    converted: str = ""  # how an old-opset model was converted before import ("" when it was not)
 
     @property
     def ok(self) -> bool:
@@ -42,6 +43,8 @@ class ModelSummary:
     def to_text(self) -> str:
         lines = [f"model    {self.name}  ({self.producer or 'unknown producer'}, opset "
                  + ", ".join(f"{d or 'ai.onnx'} {v}" for d, v in self.opset.items()) + ")"]
+        if self.converted:
+            lines.append(f"note     {self.converted}")
         lines += [f"input    {t.name}: {t.dtype}[{', '.join(t.dims)}]" for t in self.inputs]
         lines += [f"output   {t.name}: {t.dtype}[{', '.join(t.dims)}]" for t in self.outputs]
         lines.append(f"nodes    {self.nodes}   parameters {self.parameters:,} ({_mib(self.parameter_bytes)})")
@@ -71,6 +74,7 @@ def summarize(result: ImportResult) -> ModelSummary:
         parameter_bytes=sum(int(a.nbytes) for a in graph.constants.values()),
         unsupported=unsupported,
         problems=list(result.problems),
+        converted=graph.metadata.get("converted", ""),
     )
 
 

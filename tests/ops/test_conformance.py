@@ -28,7 +28,6 @@ from tests.ops.conformance import all_cases, run_case
 # Deliberate refusals, each with the words the refusal must contain.
 _EXOTIC = re.compile(r"FLOAT8|FLOAT4|INT4|UINT4|INT2|UINT2|E8M0")
 REFUSED: list[tuple[str, re.Pattern[str], str]] = [
-    ("opset below 9", re.compile(r"^test_(and|or|xor|not)_?(\d|bcast)"), "opset"),
     ("float8/int4/int2 data types", _EXOTIC, "not supported|must be one of"),
     ("training-mode Dropout and BatchNormalization", re.compile(r"training(?!_dropout_zero_ratio)"),
      "training mode"),
