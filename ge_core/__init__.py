@@ -8,22 +8,23 @@ The public API (see DESIGN.md, "Contracts"); the web UI reaches the library only
     ge_core.simulate(compiled, hardware) -> SimResult
 """
 
-from ge_core.compiler import CompiledModel, compile
+from ge_core.compiler import CompiledModel, compile, load_compiled
 from ge_core.config import PRECISION_MODES, CompileConfig, MemoryConfig, pass_names
 from ge_core.errors import GEError
 from ge_core.frontend import ImportResult, import_onnx, load_onnx, parse_input_shapes
 from ge_core.frontend.summary import ModelSummary, summarize
 from ge_core.hardware import HardwareProfile, load_profile, profile_names
 from ge_core.ir import Graph, Node, TensorDesc
+from ge_core.offline.cache import CompileCache
 from ge_core.passes.infra.instruments import PassRecord
 from ge_core.passes.infra.pipeline import OptLevel
 from ge_core.runtime import ExecutionResult, Executor, execute, random_feeds
 from ge_core.sim import SimResult, simulate
-
-__version__ = "0.1.0"
+from ge_core.version import __version__ as __version__  # re-exported
 
 __all__ = [
     "PRECISION_MODES",
+    "CompileCache",
     "CompileConfig",
     "CompiledModel",
     "ExecutionResult",
@@ -42,6 +43,7 @@ __all__ = [
     "compile",
     "execute",
     "import_onnx",
+    "load_compiled",
     "load_onnx",
     "load_profile",
     "parse_input_shapes",

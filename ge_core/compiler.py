@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -23,8 +24,11 @@ from ge_core.errors import UsageError
 from ge_core.frontend import load_onnx
 from ge_core.hardware import load_profile
 from ge_core.ir.graph import Graph
+from ge_core.ir.serialize import graph_digest
 from ge_core.memory import MemoryPlan, plan_memory, static_problem, validate_plan
 from ge_core.memory.order import order_choice
+from ge_core.offline.cache import CompileCache, compile_key
+from ge_core.offline.gem import Contents, read_gem, write_gem
 from ge_core.ops import REGISTRY
 from ge_core.passes.infra.instruments import (
     Instrument,
@@ -76,6 +80,7 @@ class CompiledModel:
     compile_seconds: float
     extra_report: dict[str, Any] = field(default_factory=dict)
     memory: MemoryPlan | None = None  # None when an activation has a dynamic shape (reason in the report)
+    cache: dict[str, Any] = field(default_factory=lambda: {"hit": False, "key": None, "load_seconds": 0.0})
 
     @cached_property
     def executor(self) -> Executor:
@@ -89,6 +94,11 @@ class CompiledModel:
 
     def run(self, feeds: Mapping[str, object]) -> dict[str, np.ndarray]:
         return self.runner.run(feeds).outputs
+
+    def save(self, path: str | os.PathLike[str]) -> Path:
+        """Write this model as an offline model (`.gem`, ge_core/offline/gem.py): `load_compiled` reads it back
+        and runs it without compiling again."""
+        return write_gem(_contents(self), path)
 
     def run_on_arena(self, feeds: Mapping[str, object]) -> dict[str, np.ndarray]:
         """Run with every activation at its planned offset in one arena (needs `self.memory`)."""
@@ -107,6 +117,7 @@ class CompiledModel:
         return {
             "config": self.config.to_json(),
             "compile_seconds": round(self.compile_seconds, 6),
+            "cache": dict(self.cache),
             "opt_level": str(self.config.opt_level),
             "passes": [r.to_json() for r in self.records],
             "kernels": self.plan.kernels,
@@ -128,6 +139,27 @@ def pass_sections(records: Iterable[PassRecord]) -> dict[str, list[dict[str, Any
     return sections
 
 
+def load_compiled(path: str | os.PathLike[str]) -> CompiledModel:
+    """The offline model at `path` (written by CompiledModel.save), ready to run; a file from another version,
+    truncated or corrupted is refused with a ModelError. Its pass records keep no graph snapshots."""
+    return _from_contents(read_gem(path))
+
+
+def _contents(compiled: CompiledModel) -> Contents:
+    return Contents(compiled.config, compiled.graph, compiled.input_graph, compiled.memory, compiled.records,
+                    compiled.compile_seconds, compiled.extra_report)
+
+
+def _from_contents(stored: Contents, cache: dict[str, Any] | None = None) -> CompiledModel:
+    plan = ExecutionPlan.of(stored.graph,
+                            no_task=set(stored.memory.no_copy_concats) if stored.memory is not None else set())
+    compiled = CompiledModel(stored.graph, stored.input_graph, stored.config, stored.records, plan,
+                             stored.compile_seconds, extra_report=stored.extra_report, memory=stored.memory)
+    if cache is not None:
+        compiled.cache = cache
+    return compiled
+
+
 def compile(  # shadows the builtin on purpose: the public contract is ge_core.compile
     source: Graph | str | os.PathLike[str] | bytes,
     config: CompileConfig | None = None,
@@ -136,6 +168,7 @@ def compile(  # shadows the builtin on purpose: the public contract is ge_core.c
     numeric_feeds: Mapping[str, np.ndarray] | None = None,
     numeric_tolerance: float | None = None,
     progress: Callable[[int, int, str], None] | None = None,
+    cache: CompileCache | None = None,
     **options: Any,
 ) -> CompiledModel:
     """Compile a graph (or an ONNX path/bytes) as `config` says; the caller's Graph is never modified.
@@ -147,6 +180,9 @@ def compile(  # shadows the builtin on purpose: the public contract is ge_core.c
     `pipeline` (pass objects) replaces the default steps; `numeric_feeds` runs every pass for numbers and
     records its max error per output, failing one that moves them more than `numeric_tolerance`;
     `progress(done, total, pass name)` is called before each pass (the web page's progress bar).
+    With a `cache` (ge_core/offline/cache.py) a compile done before with the same model content, config,
+    hardware profile and version is loaded instead (report["cache"]: hit, key, load_seconds); compiles
+    given pass objects or numeric feeds are not cached (neither is in the key).
     Graphs with dynamic activation shapes get no memory plan (report["memory"]["skipped"] says why).
     """
     if config is None:
@@ -157,6 +193,12 @@ def compile(  # shadows the builtin on purpose: the public contract is ge_core.c
     start = time.perf_counter()
     with gc_paused():
         graph = source.copy() if isinstance(source, Graph) else load_onnx(source, config.input_shapes or None)
+        cached = cache if pipeline is None and numeric_feeds is None else None
+        key = compile_key(graph_digest(graph), config) if cached is not None else None
+        if cached is not None and key is not None:
+            hit = cached.get(key)
+            if hit is not None:
+                return _from_contents(hit, {"hit": True, "key": key, "load_seconds": time.perf_counter() - start})
         steps = compile_steps(config, pipeline)
         snapshots = SnapshotInstrument()
         instruments: list[Instrument] = [snapshots]
@@ -172,8 +214,12 @@ def compile(  # shadows the builtin on purpose: the public contract is ge_core.c
         memory = _memory_plan(graph, config.memory)
         plan = ExecutionPlan.of(graph, no_task=set(memory.no_copy_concats) if memory is not None else set())
     extra = {"hardware": load_profile(config.hardware).name} if config.hardware is not None else {}
-    return CompiledModel(graph, input_graph, config, records, plan, time.perf_counter() - start,
-                         extra_report=extra, memory=memory)
+    compiled = CompiledModel(graph, input_graph, config, records, plan, time.perf_counter() - start,
+                             extra_report=extra, memory=memory)
+    if cached is not None and key is not None:
+        cached.put(key, _contents(compiled))
+        compiled.cache = {"hit": False, "key": key, "load_seconds": 0.0}
+    return compiled
 
 
 def compile_steps(config: CompileConfig, pipeline: Sequence[PipelineStep] | None = None) -> list[PipelineStep]:
@@ -189,6 +235,21 @@ def compile_steps(config: CompileConfig, pipeline: Sequence[PipelineStep] | None
     else:
         steps = default_pipeline(config.opt_level, config.hardware)
     return without(steps, config.disabled_passes)
+
+
+def plan_for(compiled: CompiledModel, memory: MemoryConfig) -> MemoryPlan:
+    """The memory plan `compiled` would have under other memory switches, without running the passes again
+    (the UI's switches). Planned on a copy of the graph the passes left, so a memory-aware order reorders
+    the copy and never the compiled graph; the compile's own plan when the switches are its own. (A loaded
+    offline model keeps no snapshots: its final graph, in the order it runs, is planned instead.)"""
+    if memory == compiled.config.memory and compiled.memory is not None:
+        return compiled.memory
+    last = compiled.records[-1].snapshot if compiled.records else None  # before any memory-aware reorder
+    plan = _memory_plan((last if last is not None else compiled.graph).copy(), memory)
+    if plan is None:
+        raise UsageError(f"this model has no memory plan: {compiled.memory_skipped}",
+                         hint="Compile it with static input shapes (input_shapes).")
+    return plan
 
 
 def _memory_plan(graph: Graph, memory: MemoryConfig) -> MemoryPlan | None:

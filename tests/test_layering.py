@@ -21,7 +21,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 # DESIGN.md's order, lowest first. Units in one layer may import each other (never in a cycle).
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("errors",),
+    ("errors", "version"),
     ("ir",),
     ("ops",),
     ("frontend",),
@@ -29,6 +29,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("hardware", "memory"),
     ("passes",),
     ("config",),
+    ("offline",),  # the .gem format and the compile cache: what the compiler saves, loads and looks up
     ("compiler",),
     ("sim", "samples"),
     ("viz", "debugging", "cli", "__main__"),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -80,3 +81,17 @@ class MemoryPlan:
             "graph_order_min_bytes": self.graph_order_min_bytes,
             "memory_aware_min_bytes": self.memory_aware_min_bytes,
         }
+
+
+def plan_from_json(data: Mapping[str, Any]) -> MemoryPlan:
+    """The inverse of MemoryPlan.to_json (an offline model stores its plan so)."""
+    steps = [PlanStep(s["node"], tuple(s["inputs"]), tuple(s["outputs"]), dict(s.get("inplace", {})),
+                      bool(s.get("no_task", False))) for s in data["steps"]]
+    allocations = {a["tensor"]: Allocation(a["tensor"], int(a["offset"]), int(a["size"]),
+                                           tuple(int(d) for d in a["shape"]), str(a["dtype"]))
+                   for a in data["allocations"]}
+    return MemoryPlan(int(data["alignment"]), str(data["strategy"]), int(data["arena_bytes"]),
+                      int(data["theory_min_bytes"]), int(data["no_reuse_bytes"]), list(data["graph_outputs"]),
+                      steps, allocations, dict(data["aliases"]), {k: int(v) for k, v in data["strategies"].items()},
+                      int(data["copy_concat_min_bytes"]), str(data["execution_order"]),
+                      int(data["memory_aware_min_bytes"]), int(data["graph_order_min_bytes"]))

@@ -1,0 +1,181 @@
+"""The offline model (`.gem`): a compiled model in one file, GE's `.om` for the workbench.
+
+A zip holding:
+
+    manifest.json   {"format": "ge-workbench-offline-model", "format_version": 1, "ge_core_version",
+                     "content_sha256": sha256 of model.json's bytes then arrays.npz's bytes}
+    model.json      the CompileConfig, the final and the imported graph (ge_core/ir/serialize.py), the memory
+                    plan, every pass record (without snapshots), compile seconds, report extras
+    arrays.npz      constants and array attributes, each a .npy member (numpy's format, never pickled)
+
+Loading checks the format and version first, then sizes against the memory budget, then the hash over
+the bytes actually read, and only then parses: a file from another version, truncated, corrupted or
+tampered with is refused with a ModelError (exit 3 on the CLI). Nothing is ever unpickled.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import zipfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ge_core.config import CompileConfig
+from ge_core.errors import ModelError, quote
+from ge_core.ir.graph import Graph
+from ge_core.ir.limits import MAX_MODEL_BYTES
+from ge_core.ir.serialize import graph_from_record, graphs_to_records
+from ge_core.memory.plan import MemoryPlan, plan_from_json
+from ge_core.passes.infra.base import FusionDecision, Stage
+from ge_core.passes.infra.instruments import PassRecord
+from ge_core.runtime.npz import npz_bytes
+from ge_core.version import __version__
+
+FORMAT = "ge-workbench-offline-model"
+FORMAT_VERSION = 1
+MANIFEST, MODEL, ARRAYS = "manifest.json", "model.json", "arrays.npz"
+_HINT = "Compile the model again (python -m ge_core compile MODEL --output M.gem) with this version."
+
+
+@dataclass(frozen=True)
+class Contents:
+    """What an offline model holds: everything a CompiledModel is made of but its graph snapshots
+    (ge_core.compiler builds the CompiledModel from it: the compiler sits above this module)."""
+
+    config: CompileConfig
+    graph: Graph
+    input_graph: Graph
+    memory: MemoryPlan | None
+    records: list[PassRecord]
+    compile_seconds: float
+    extra_report: dict[str, Any]
+
+
+def write_gem(contents: Contents, path: str | os.PathLike[str], *, cache_key: str | None = None,
+              snapshots: bool = False) -> Path:
+    """Write `contents` to `path` atomically (a temporary file renamed into place). `snapshots` also stores
+    the graph after every pass (the compile cache keeps them for the web page's pass stepper); `cache_key`
+    is recorded in the manifest, so a cache entry cannot pass for another."""
+    model, arrays = _model_bytes(contents, snapshots)
+    manifest = {"format": FORMAT, "format_version": FORMAT_VERSION, "ge_core_version": __version__,
+                "content_sha256": _digest(model, arrays), "cache_key": cache_key}
+    target = Path(path)
+    partial = target.with_name(f".{target.name}.{os.getpid()}.partial")
+    with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr(MANIFEST, json.dumps(manifest, indent=2))
+        archive.writestr(MODEL, model)
+        archive.writestr(ARRAYS, arrays)
+    os.replace(partial, target)
+    return target
+
+
+def read_gem(path: str | os.PathLike[str], *, expect_key: str | None = None) -> Contents:
+    """What `path` holds; refused cleanly if it is not an offline model this version wrote intact (or, with
+    `expect_key`, not the cache entry of that key)."""
+    where = quote(os.fspath(path))
+    try:
+        with zipfile.ZipFile(path) as archive:
+            manifest = _manifest(archive, where)
+            model, arrays = _members(archive, where)
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
+        raise ModelError(f"{where} is not a readable offline model ({type(exc).__name__}: {exc}).",
+                         hint=_HINT) from None
+    if manifest.get("content_sha256") != _digest(model, arrays):
+        raise ModelError(f"{where} is corrupted: its content does not match the hash in its manifest.", hint=_HINT)
+    if expect_key is not None and manifest.get("cache_key") != expect_key:
+        raise ModelError(f"{where} is not the cache entry it is named after.", hint=_HINT)
+    return _contents(json.loads(model), _arrays(arrays, where))
+
+
+# -- writing -------------------------------------------------------------------------------------------
+
+def _model_bytes(compiled: Contents, snapshots: bool) -> tuple[bytes, bytes]:
+    kept: dict[int, str] = {}  # snapshot graph id -> its record key (unchanged passes share one snapshot)
+    graphs = {"graph": compiled.graph, "input": compiled.input_graph}
+    for r in compiled.records if snapshots else ():
+        if r.snapshot is not None and id(r.snapshot) not in kept:
+            kept[id(r.snapshot)] = f"s{len(kept)}"
+            graphs[kept[id(r.snapshot)]] = r.snapshot
+    records, arrays = graphs_to_records(graphs)
+    model = {"config": compiled.config.to_json(), "graph": records["graph"], "input_graph": records["input"],
+             "memory": compiled.memory.to_json() if compiled.memory is not None else None,
+             "records": [_record_json(r, kept.get(id(r.snapshot))) for r in compiled.records],
+             "snapshots": {key: records[key] for key in kept.values()},
+             "compile_seconds": compiled.compile_seconds, "extra_report": compiled.extra_report}
+    return json.dumps(model, separators=(",", ":")).encode("utf-8"), npz_bytes(arrays)
+
+
+def _record_json(record: PassRecord, snapshot: str | None) -> dict[str, Any]:
+    return {**record.to_json(), "index": record.index, "description": record.description,
+            "notes": list(record.notes), "decisions": [d.to_json() for d in record.decisions],
+            "report": {k: list(v) for k, v in record.report.items()}, "snapshot": snapshot}
+
+
+def _digest(model: bytes, arrays: bytes) -> str:
+    return hashlib.sha256(model + b"\0" + arrays).hexdigest()
+
+
+# -- reading -------------------------------------------------------------------------------------------
+
+def _manifest(archive: zipfile.ZipFile, where: str) -> dict[str, Any]:
+    names = set(archive.namelist())
+    if not {MANIFEST, MODEL, ARRAYS} <= names:
+        raise ModelError(f"{where} is not an offline model: it lacks {sorted({MANIFEST, MODEL, ARRAYS} - names)}.",
+                         hint=_HINT)
+    if archive.getinfo(MANIFEST).file_size > 1 << 16:
+        raise ModelError(f"{where}: its manifest is implausibly large.", hint=_HINT)
+    manifest = json.loads(archive.read(MANIFEST))
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+        raise ModelError(f"{where} is not a GE Workbench offline model.", hint=_HINT)
+    if manifest.get("format_version") != FORMAT_VERSION:
+        raise ModelError(f"{where} was written by ge_core {manifest.get('ge_core_version', '?')} in offline-model "
+                         f"format {manifest.get('format_version')!r}; this version reads format {FORMAT_VERSION}.",
+                         hint=_HINT)
+    return manifest
+
+
+def _members(archive: zipfile.ZipFile, where: str) -> tuple[bytes, bytes]:
+    """model.json and arrays.npz, their declared sizes checked before a byte is decompressed."""
+    total = archive.getinfo(MODEL).file_size + archive.getinfo(ARRAYS).file_size
+    if total > MAX_MODEL_BYTES:
+        raise ModelError(f"{where} unpacks to {total} bytes, over the {MAX_MODEL_BYTES}-byte limit.", hint=_HINT)
+    return archive.read(MODEL), archive.read(ARRAYS)
+
+
+def _arrays(data: bytes, where: str) -> dict[str, np.ndarray]:
+    try:
+        with np.load(io.BytesIO(data), allow_pickle=False) as npz:
+            return {k: npz[k] for k in npz.files}
+    except (ValueError, OSError, zipfile.BadZipFile) as exc:
+        raise ModelError(f"{where}: its arrays cannot be read ({exc}).", hint=_HINT) from None
+
+
+def _contents(model: Mapping[str, Any], arrays: Mapping[str, np.ndarray]) -> Contents:
+    try:
+        config = CompileConfig.from_json(model["config"])
+        graph = graph_from_record(model["graph"], arrays)
+        input_graph = graph_from_record(model["input_graph"], arrays)
+        memory = plan_from_json(model["memory"]) if model["memory"] is not None else None
+        snapshots = {k: graph_from_record(g, arrays) for k, g in model.get("snapshots", {}).items()}
+        records = [_record(r, snapshots.get(r.get("snapshot") or "")) for r in model["records"]]
+        seconds, extra = float(model["compile_seconds"]), dict(model["extra_report"])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ModelError(f"the offline model's content is malformed ({type(exc).__name__}: {exc}).",
+                         hint=_HINT) from None
+    return Contents(config, graph, input_graph, memory, records, seconds, extra)
+
+
+def _record(data: Mapping[str, Any], snapshot: Graph | None) -> PassRecord:
+    decisions = tuple(FusionDecision(d["pass"], d["pattern"], tuple(d["nodes"]), bool(d["accepted"]), d["reason"],
+                                     d["fused_node"]) for d in data["decisions"])
+    return PassRecord(int(data["index"]), data["name"], Stage(data["stage"]), data["description"],
+                      bool(data["changed"]), int(data["nodes_before"]), int(data["nodes_after"]),
+                      float(data["seconds"]), tuple(data["notes"]), snapshot, data.get("verified"),
+                      data.get("max_error"), decisions, {k: tuple(v) for k, v in data["report"].items()})

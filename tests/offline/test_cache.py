@@ -1,0 +1,87 @@
+"""The compile cache: a second compile is a hit with the same outputs and snapshots; anything that changes
+the compile misses; a bad or mislabelled entry is dropped, never trusted; two processes can share it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import ge_core
+from ge_core.config import CompileConfig
+from ge_core.offline.cache import CompileCache
+from ge_core.samples import sample_bytes
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def cache(tmp_path: Path) -> CompileCache:
+    return CompileCache(tmp_path / "cache")
+
+
+def test_the_second_compile_is_a_hit_with_equal_outputs_and_snapshots(cache: CompileCache) -> None:
+    first = ge_core.compile(sample_bytes("residual_block"), cache=cache)
+    second = ge_core.compile(sample_bytes("residual_block"), cache=cache)
+    assert first.report["cache"]["hit"] is False and second.report["cache"]["hit"] is True
+    assert first.report["cache"]["key"] == second.report["cache"]["key"]
+    assert second.report["cache"]["load_seconds"] > 0
+    feeds = ge_core.random_feeds(first.input_graph, seed=1)
+    a, b = first.run(feeds), second.run(feeds)
+    assert all(np.array_equal(a[k], b[k]) for k in a)
+    assert [r.snapshot.to_text() for r in second.records if r.snapshot is not None] == \
+           [r.snapshot.to_text() for r in first.records if r.snapshot is not None]
+
+
+@pytest.mark.parametrize("change", ["config", "hardware", "model"])
+def test_anything_that_changes_the_compile_misses(cache: CompileCache, change: str) -> None:
+    ge_core.compile(sample_bytes("conv_bn_relu"), cache=cache)
+    if change == "model":
+        again = ge_core.compile(sample_bytes("residual_block"), cache=cache)
+    else:
+        options = {"opt_level": "O1"} if change == "config" else {"hardware": "ascend310"}
+        again = ge_core.compile(sample_bytes("conv_bn_relu"), CompileConfig(**options), cache=cache)  # type: ignore[arg-type]
+    assert again.report["cache"]["hit"] is False
+
+
+def test_a_corrupted_entry_is_dropped_and_compiled_again(cache: CompileCache) -> None:
+    key = ge_core.compile(sample_bytes("conv_bn_relu"), cache=cache).report["cache"]["key"]
+    entry = cache.path(key)
+    data = bytearray(entry.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    entry.write_bytes(bytes(data))
+    again = ge_core.compile(sample_bytes("conv_bn_relu"), cache=cache)
+    assert again.report["cache"]["hit"] is False and cache.get(key) is not None  # rewritten whole
+
+
+def test_an_entry_under_another_key_is_not_trusted(cache: CompileCache) -> None:
+    a = ge_core.compile(sample_bytes("conv_bn_relu"), cache=cache).report["cache"]["key"]
+    b = ge_core.compile(sample_bytes("mlp"), input_shapes="x:2,64", cache=cache).report["cache"]["key"]
+    os.replace(cache.path(a), cache.path(b))  # conv_bn_relu's entry now answers to mlp's key
+    assert cache.get(b) is None and not cache.path(b).exists()
+
+
+def test_the_least_recently_used_entries_are_evicted(tmp_path: Path) -> None:
+    small = CompileCache(tmp_path / "cache", max_bytes=1)  # room for nothing but the newest
+    ge_core.compile(sample_bytes("conv_bn_relu"), cache=small)
+    ge_core.compile(sample_bytes("residual_block"), cache=small)
+    assert len(list(small.folder.glob("*.gem"))) <= 1
+
+
+def test_two_processes_compiling_the_same_model_at_once_both_succeed(tmp_path: Path) -> None:
+    code = ("import sys, ge_core\nfrom ge_core.offline.cache import CompileCache\nfrom ge_core.samples import "
+            "sample_bytes\nc = ge_core.compile(sample_bytes('densenet121'), cache=CompileCache(sys.argv[1]))\n"
+            "print(c.report['cache']['key'], c.plan.kernels)\n")
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    procs = [subprocess.Popen([sys.executable, "-c", code, str(tmp_path / "cache")], env=env, text=True,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(2)]
+    results = [p.communicate(timeout=600) for p in procs]
+    assert all(p.returncode == 0 for p in procs), [err for _, err in results]
+    assert results[0][0] == results[1][0]
+    key = results[0][0].split()[0]
+    assert CompileCache(tmp_path / "cache").get(key) is not None
+    assert not list((tmp_path / "cache").glob(".*partial"))
