@@ -161,7 +161,8 @@ def _load_graph(record: Mapping[str, Any], arrays: Mapping[str, np.ndarray]) -> 
                 graph.set_desc(t, descs[t])
         subgraphs = item.get("subgraphs")
         if subgraphs:
-            graph.node(node.name).subgraphs = {k: _load_graph(g, arrays) for k, g in subgraphs.items()}  # type: ignore[attr-defined]
+            loaded = graph.node(node.name)
+            loaded.subgraphs = {k: _load_graph(g, arrays) for k, g in subgraphs.items()}
     graph.set_outputs(list(record["outputs"]))
     graph.metadata.update({str(k): str(v) for k, v in record.get("metadata", {}).items()})
     return graph
