@@ -240,27 +240,19 @@ def dead_branches_consts() -> onnx.ModelProto:
 
 
 def unsupported_op() -> onnx.ModelProto:
+    """Ops GE has no kernel for, as real exports carry them: sequences (TF/Keras exports), a text
+    featurizer (scikit-learn pipelines) and a custom domain op."""
     b = Builder(seed=6)
-    total = b.op("ReduceSum", ["x"], "total", keepdims=0)
-    cond = b.op("Greater", [total, b.const("zero", f32(0.0))], "is_positive")
-    then_g = helper.make_graph(
-        [helper.make_node("Constant", [], ["two"], value=numpy_helper.from_array(f32(2.0), "two")),
-         helper.make_node("Mul", ["x", "two"], ["then_out"], name="then_mul")],
-        "then_branch", [], [tensor("then_out", [1, 8])])
-    else_g = helper.make_graph(
-        [helper.make_node("Constant", [], ["one"], value=numpy_helper.from_array(f32(1.0), "one")),
-         helper.make_node("Sub", ["x", "one"], ["else_out"], name="else_sub")],
-        "else_branch", [], [tensor("else_out", [1, 8])])
-    branch = b.op("If", [cond], "branch", then_branch=then_g, else_branch=else_g)
-    b.op("FancyOp", [branch], "y", domain="com.example", alpha=0.5)
-    b.op("NonMaxSuppression", ["boxes", "scores", b.const("max_boxes", i64(3)),
-                               b.const("iou", np.array([0.5], np.float32)),
-                               b.const("min_score", np.array([0.0], np.float32))], "selected")
-    inputs = [tensor("x", [1, 8]), tensor("boxes", [1, 10, 4]), tensor("scores", [1, 1, 10])]
-    outputs = [tensor("y", [1, 8]), tensor("selected", [None, 3], I64)]
+    pieces = b.op("SplitToSequence", ["x"], "split", axis=1)
+    joined = b.op("ConcatFromSequence", [pieces], "joined", axis=1)
+    b.op("FancyOp", [joined], "y", domain="com.example", alpha=0.5)
+    b.op("TfIdfVectorizer", ["tokens"], "ngrams", mode="TF", min_gram_length=1, max_gram_length=1,
+         max_skip_count=0, ngram_counts=[0], ngram_indexes=[0, 1, 2], pool_int64s=[2, 3, 5])
+    inputs = [tensor("x", [1, 8]), tensor("tokens", [1, 6], I64)]
+    outputs = [tensor("y", [1, 8]), tensor("ngrams", [1, 3])]
     return b.model("unsupported_op", inputs, outputs,
-                   "Broken on purpose: If, NonMaxSuppression and a custom com.example::FancyOp.",
-                   opsets=(("", OPSET), ("com.example", 1)))
+                   "Broken on purpose: SplitToSequence, ConcatFromSequence, TfIdfVectorizer and a custom "
+                   "com.example::FancyOp.", opsets=(("", OPSET), ("com.example", 1)))
 
 
 def shape_mismatch() -> onnx.ModelProto:

@@ -13,7 +13,7 @@ import pytest
 import ge_core
 from ge_core.cli.main import main
 from ge_core.compiler import CompiledModel
-from ge_core.debugging.dump import write_dumps
+from ge_core.debugging.dump import CANVAS_SUFFIX, write_dumps
 from ge_core.ir.graph import Graph
 from ge_core.passes.infra.base import PassResult, Stage, snake_name
 from ge_core.passes.infra.manager import PipelineStep
@@ -24,7 +24,8 @@ STAGES = list(Stage)
 
 def stems(folder: Path) -> list[str]:
     """Per-step dump stems (fusion_result.json, one per compile, is checked on its own)."""
-    return sorted({p.stem for p in folder.iterdir() if p.name != "fusion_result.json"})
+    return sorted({Path(p.name.removesuffix(CANVAS_SUFFIX)).stem for p in folder.iterdir()
+                   if p.name != "fusion_result.json"})
 
 
 def expected_stems(compiled: CompiledModel) -> list[str]:
@@ -47,6 +48,7 @@ def check_dumps(folder: Path, compiled: CompiledModel) -> None:
         if not any(n.body is not None for n in graph.nodes):  # fused nodes are written as their bodies
             assert ge_core.load_onnx(model.SerializeToString()).to_text() == graph.to_text()
         assert f"# onnx {stem}.onnx" in text
+        check_canvas(folder / f"{stem}{CANVAS_SUFFIX}", stem, graph)
     for record, stem in zip(compiled.records, stems(folder)[1:], strict=True):
         header = [line for line in (folder / f"{stem}.txt").read_text().splitlines() if line.startswith("#")]
         assert header[0] == f"# pass {record.name} (stage {record.stage}), step {record.index}"
@@ -54,10 +56,24 @@ def check_dumps(folder: Path, compiled: CompiledModel) -> None:
                                     f"{record.nodes_after}; ")
 
 
-def test_write_dumps_writes_text_json_and_onnx_per_pass(tmp_path: Path) -> None:
+def check_canvas(path: Path, stem: str, graph: Graph) -> None:
+    """The step's Model Explorer file: a collection whose first graph is the step's graph (one node per
+    GE node, named as it), then one graph per fused body. (tests/viz/test_canvas_files.py opens it with
+    Model Explorer's own loader.)"""
+    collection = json.loads(path.read_text(encoding="utf-8"))
+    assert set(collection) >= {"label", "graphs"} and collection["label"]
+    main_graph, *bodies = collection["graphs"]
+    assert main_graph["id"] == stem
+    ops = [n["id"] for n in main_graph["nodes"] if n["label"] not in ("Input", "Output")]
+    assert ops == [n.name for n in graph.nodes]
+    fused = [n for n in graph.nodes if n.body is not None]
+    assert {f"{stem}/{n.name}" for n in fused} <= {b["id"] for b in bodies}
+
+
+def test_write_dumps_writes_text_json_onnx_and_model_explorer_json_per_pass(tmp_path: Path) -> None:
     compiled = ge_core.compile(sample_bytes("conv_bn_relu"), opt_level="O3")
     files = write_dumps(compiled, tmp_path)
-    assert len(files) == 3 * (1 + len(compiled.records)) + 1  # + fusion_result.json
+    assert len(files) == 4 * (1 + len(compiled.records)) + 1  # .txt/.json/.onnx/.me.json + fusion_result.json
     assert files[-1].name == "fusion_result.json"
     files = files[:-1]
     assert [p.stem for p in files] == sorted(p.stem for p in files)  # numbered in pass order
@@ -101,8 +117,9 @@ def test_a_graph_with_a_non_standard_op_gets_no_onnx_file_and_says_why(tmp_path:
                                pipeline=[PipelineStep(Stage.OPTIMIZE_STAGE1, FuseRelu())])
     files = write_dumps(compiled, tmp_path)
     assert [p.name for p in files] == ["000_PreRunBegin_input.txt", "000_PreRunBegin_input.json",
-                                       "000_PreRunBegin_input.onnx", "001_OptimizeStage1_fuse_relu.txt",
-                                       "001_OptimizeStage1_fuse_relu.json"]
+                                       "000_PreRunBegin_input.onnx", "000_PreRunBegin_input.me.json",
+                                       "001_OptimizeStage1_fuse_relu.txt", "001_OptimizeStage1_fuse_relu.json",
+                                       "001_OptimizeStage1_fuse_relu.me.json"]
     text = (tmp_path / "001_OptimizeStage1_fuse_relu.txt").read_text()
     assert "# onnx not written: 2 node(s) are not standard ONNX ops: 'relu1' (FusedRelu)" in text
 
@@ -119,3 +136,19 @@ def test_fusion_result_json_counts_matches_and_effects_per_pass(tmp_path: Path) 
             assert counts == {"match_times": str(len(mine)), "effect_times": str(sum(d["accepted"] for d in mine))}
     assert "ConvActivationFusionPass" in result["graph_fusion"]
     assert int(result["graph_fusion"]["ConvActivationFusionPass"]["effect_times"]) >= 2
+
+
+def test_the_model_explorer_dumps_mark_what_each_pass_did(tmp_path: Path) -> None:
+    """Each step's .me.json carries the step's change marks and its fusion decisions; canvas=False leaves
+    the files out."""
+    compiled = ge_core.compile(sample_bytes("conv_bn_relu"), opt_level="O3")
+    write_dumps(compiled, tmp_path)
+    fusing = next(r for r in compiled.records if r.name == "ConvActivationFusionPass")
+    stem = f"{fusing.index:03d}_{fusing.stage}_{snake_name(fusing.name)}"
+    graph = json.loads((tmp_path / f"{stem}{CANVAS_SUFFIX}").read_text())["graphs"][0]
+    attrs = {n["id"]: {a["key"]: a["value"] for a in n["attrs"]} for n in graph["nodes"]}
+    assert attrs["relu1"]["change"].startswith("changed")  # relu1 became the FusedConv
+    assert attrs["relu1"]["fusion"].startswith("accepted by ConvActivationFusionPass")
+    assert all("change" not in a for n, a in attrs.items() if n.startswith(("input:", "output:")))
+    files = write_dumps(compiled, tmp_path / "plain", canvas=False)
+    assert files and not any(p.name.endswith(CANVAS_SUFFIX) for p in files)

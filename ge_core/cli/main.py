@@ -10,7 +10,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from ge_core.cli.options import compile_options, model_options
+from ge_core.cli.options import add_tables_option, compile_options, model_options
 from ge_core.cli.profile import add_profile_verb, add_run_backend_option
 from ge_core.cli.verbs import cmd_compile, cmd_inspect
 from ge_core.errors import GEError
@@ -64,6 +64,9 @@ def _parser() -> argparse.ArgumentParser:
     comp.add_argument("--dump-dir", help="write the graph after every pass here (text, JSON, and ONNX when "
                                          "standard), like DUMP_GE_GRAPH")
     comp.add_argument("--report", help="write the compile report (JSON) here")
+    comp.add_argument("--output", metavar="M.gem", help="write the compiled model here as an offline model (.gem); "
+                                                        "run, compile and profile take it as MODEL")
+    add_tables_option(comp)
     comp.set_defaults(func=cmd_compile)
 
     add_profile_verb(verbs)

@@ -4,6 +4,7 @@ CompileConfig (`config_from_args`), so no verb spells the configuration again.
     model_options()     MODEL, --input-shape, --debug                                   (every verb)
     compile_options()   --config, --opt-level, --fusion-switch-file, --verify, --hardware,
                         --precision-mode and the memory-planning switches               (run, compile, profile)
+    add_tables_option() --tables DIR: the UI's tables as CSV files                      (compile)
 
 A flag left out takes the --config file's value, else the verb's default (`run` compiles at O0, the others
 at O3); a flag given overrides the file.
@@ -18,12 +19,15 @@ from typing import Any
 
 import numpy as np
 
+from ge_core.compiler import CompiledModel, load_compiled
+from ge_core.compiler import compile as ge_compile
 from ge_core.config import PRECISION_MODES, CompileConfig
 from ge_core.debugging.reproducer import REPRODUCER_KEYS
-from ge_core.errors import UsageError
+from ge_core.errors import UsageError, quote
 from ge_core.frontend.onnx import Source
 from ge_core.memory.order import MEMORY_ORDERS
 from ge_core.memory.planners import STRATEGIES
+from ge_core.offline.cache import CompileCache
 from ge_core.samples import get_sample, sample_bytes
 
 
@@ -64,9 +68,21 @@ def compile_options() -> argparse.ArgumentParser:
     memory.add_argument("--memory-order", dest="memory_order", choices=MEMORY_ORDERS,
                         help="graph (the order the passes left, default) or memory_aware (a topological order "
                              "with a lower peak, when one is found)")
+    cache = parent.add_argument_group("compile cache")
+    cache.add_argument("--cache-dir", help="keep compiled models here and load them instead of compiling again "
+                                           "(default: GE_CACHE_DIR, else ~/.cache/ge_workbench)")
+    cache.add_argument("--no-cache", action="store_true", help="compile without reading or writing the cache")
     return parent
 
 
+def add_tables_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--tables", metavar="DIR",
+                        help="write the UI's tables as CSV files here: passes, fusion decisions and summary, the "
+                             "memory timeline, rectangles and tensors alive at the peak, and with --hardware the "
+                             "simulated per-op, per-unit and roofline tables")
+
+
+GEM_SUFFIX = ".gem"
 _MEMORY_FLAGS = {"memory_reuse": "reuse", "memory_strategy": "strategy", "memory_alignment": "alignment",
                  "memory_no_copy_concat": "no_copy_concat", "memory_order": "order"}
 _CONFIG_FLAGS = ("opt_level", "verify", "hardware", "precision_mode")
@@ -88,6 +104,29 @@ def config_from_args(args: argparse.Namespace, *, default_opt_level: str = "O3",
         given["input_shapes"] = shapes
     config = replace(base, memory=replace(base.memory, **memory), **given) if memory else replace(base, **given)
     return CompileConfig.from_switch_file(args.switch_file, config) if args.switch_file else config
+
+
+def compiled_from_args(args: argparse.Namespace, *, default_opt_level: str = "O3",
+                       default_hardware: str | None = None) -> CompiledModel:
+    """An offline model (MODEL ending in .gem) as it was saved, else MODEL compiled under the flags' config,
+    through the compile cache unless --no-cache."""
+    if str(args.model).endswith(GEM_SUFFIX) and not str(args.model).startswith("sample:"):
+        given = [f"--{f.replace('_', '-')}" for f in (*_CONFIG_FLAGS, *_MEMORY_FLAGS, "config", "switch_file")
+                 if getattr(args, f, None) is not None] + (["--input-shape"] if args.input_shape else [])
+        if given:
+            raise UsageError(f"{quote(args.model)} is an offline model, compiled already; {', '.join(given)} "
+                             "cannot change it.", hint="Run it without compile options, or compile the .onnx again.")
+        if not Path(args.model).is_file():
+            raise UsageError(f"offline model {quote(args.model)} not found.")
+        return load_compiled(args.model)
+    config = config_from_args(args, default_opt_level=default_opt_level, default_hardware=default_hardware)
+    return ge_compile(source_of(args), config, cache=cache_of(args))
+
+
+def cache_of(args: argparse.Namespace) -> CompileCache | None:
+    if args.no_cache:
+        return None
+    return CompileCache(Path(args.cache_dir)) if args.cache_dir else CompileCache.default()
 
 
 def source_of(args: argparse.Namespace) -> Source:

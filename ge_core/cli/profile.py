@@ -16,10 +16,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ge_core.cli.options import compile_options, config_from_args, model_options, source_of
+from ge_core.cli.options import compile_options, compiled_from_args, model_options
 from ge_core.cli.verbs import RUN_OPT_LEVEL, cmd_run, print_outputs
 from ge_core.compiler import CompiledModel
-from ge_core.compiler import compile as ge_compile
 from ge_core.errors import printable
 from ge_core.hardware import DEFAULT_PROFILE
 from ge_core.runtime.npz import read_npz
@@ -51,8 +50,7 @@ def cmd_run_on_backend(args: argparse.Namespace) -> int:
 
 
 def compile_for_npu(args: argparse.Namespace, default_opt_level: str = "O3") -> CompiledModel:
-    config = config_from_args(args, default_opt_level=default_opt_level, default_hardware=DEFAULT_HARDWARE)
-    return ge_compile(source_of(args), config)
+    return compiled_from_args(args, default_opt_level=default_opt_level, default_hardware=DEFAULT_HARDWARE)
 
 
 def simulate_for(args: argparse.Namespace, compiled: CompiledModel) -> SimResult:

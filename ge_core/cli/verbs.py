@@ -10,17 +10,19 @@ from typing import Any
 
 import numpy as np
 
-from ge_core.cli.options import config_from_args, input_shapes_of, source_of, value_stats
-from ge_core.compiler import compile as ge_compile
+from ge_core.cli.options import compiled_from_args, input_shapes_of, source_of, value_stats
+from ge_core.compiler import CompiledModel
 from ge_core.debugging.dump import write_dumps
 from ge_core.errors import printable
-from ge_core.frontend import import_onnx, load_onnx
+from ge_core.frontend import import_onnx
 from ge_core.frontend.summary import summarize
 from ge_core.ops import REGISTRY
 from ge_core.passes.npu.report import lowering_line
 from ge_core.runtime import random_feeds
 from ge_core.runtime.npz import read_npz, write_npz
 from ge_core.runtime.timings import timing_table
+from ge_core.sim import simulate
+from ge_core.viz.exports import compile_tables
 
 RUN_OPT_LEVEL = "O0"  # `run` runs the model as imported unless told otherwise
 
@@ -39,10 +41,8 @@ def cmd_inspect(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    config = config_from_args(args, default_opt_level=RUN_OPT_LEVEL)
-    graph = load_onnx(source_of(args), config.input_shapes or None)
-    compiled = ge_compile(graph, config)
-    feeds = read_npz(args.inputs) if args.inputs else random_feeds(graph, args.seed)
+    compiled = compiled_from_args(args, default_opt_level=RUN_OPT_LEVEL)
+    feeds = read_npz(args.inputs) if args.inputs else random_feeds(compiled.input_graph, args.seed)
     result = compiled.runner.run(feeds)
     print_outputs(result.outputs, args.outputs)
     total = sum(t.seconds for t in result.timings)
@@ -63,13 +63,14 @@ def print_outputs(outputs: dict[str, np.ndarray], path: str | None) -> None:
 
 
 def cmd_compile(args: argparse.Namespace) -> int:
-    compiled = ge_compile(source_of(args), config_from_args(args))
+    compiled = compiled_from_args(args)
     print(f"{'#':>3} {'stage':<22} {'pass':<32} {'changed':<7} {'nodes':>13} {'ms':>8}")
     for r in compiled.records:
         print(f"{r.index:>3} {r.stage:<22} {r.name:<32} {'yes' if r.changed else '-':<7} "
               f"{r.nodes_before:>6}->{r.nodes_after:<6} {r.seconds * 1e3:>8.2f}")
     print(f"compiled {len(compiled.input_graph)} -> {len(compiled.graph)} nodes, {compiled.plan.kernels} kernels, "
           f"in {compiled.compile_seconds:.3f} s ({compiled.config.opt_level})")
+    print(cache_line(compiled.report))
     print(memory_line(compiled.report))
     if compiled.config.hardware:
         print(lowering_line(compiled.graph, compiled.report))
@@ -79,7 +80,36 @@ def cmd_compile(args: argparse.Namespace) -> int:
     if args.dump_dir:
         files = write_dumps(compiled, args.dump_dir)
         print(f"wrote {len(files)} dump files to {args.dump_dir}")
+    if args.tables:
+        tables = write_tables(compiled, args.tables)
+        print(f"wrote {len(tables)} tables to {args.tables}: {', '.join(p.name for p in tables)}")
+    if args.output:
+        print(f"wrote the offline model to {compiled.save(args.output)} (run it: python -m ge_core run {args.output})")
     return 0
+
+
+def cache_line(report: dict[str, Any]) -> str:
+    cache = report.get("cache") or {}
+    if cache.get("key") is None:
+        return "cache: not used"
+    if cache.get("hit"):
+        return (f"cache: hit {cache['key'][:12]}, loaded in {cache['load_seconds']:.3f} s "
+                f"(the compile it saved took {report['compile_seconds']:.3f} s)")
+    return f"cache: miss, stored as {cache['key'][:12]}"
+
+
+def write_tables(compiled: CompiledModel, directory: str | Path) -> list[Path]:
+    """The UI's tables (ge_core.viz.compile_tables) as DIR/<name>.csv; with a hardware target the model is
+    simulated for timing (no outputs computed) to add the profile tables."""
+    folder = Path(directory)
+    folder.mkdir(parents=True, exist_ok=True)
+    result = simulate(compiled, run=False) if compiled.config.hardware is not None else None
+    written = []
+    for name, frame in compile_tables(compiled, result).items():
+        path = folder / f"{name}.csv"
+        frame.to_csv(path, index=False)
+        written.append(path)
+    return written
 
 
 def memory_line(report: dict[str, Any]) -> str:

@@ -1,12 +1,16 @@
-"""Graph dumps per pass, like GE's DUMP_GE_GRAPH: readable text, JSON and (standard graphs) ONNX per step.
+"""Graph dumps per pass, like GE's DUMP_GE_GRAPH: readable text, JSON, (standard graphs) ONNX and Model
+Explorer's graph JSON per step.
 
-    000_PreRunBegin_input.txt / .json / .onnx
-    001_AfterInfershape_infer_shape.txt / .json / .onnx
-    002_OptimizeOriginalGraph_constant_folding.txt / .json / .onnx
+    000_PreRunBegin_input.txt / .json / .onnx / .me.json
+    001_AfterInfershape_infer_shape.txt / .json / .onnx / .me.json
+    002_OptimizeOriginalGraph_constant_folding.txt / .json / .onnx / .me.json
     ...
 
 The .onnx file is written only while every node is a standard ONNX op (`is_standard`); it opens in
-Netron or ONNX Runtime. The text header says whether it was written and, if not, why.
+Netron or ONNX Runtime. The text header says whether it was written and, if not, why. The .me.json file
+opens in Model Explorer (`model-explorer 003_....me.json`, or its "Select models" button): the graph after
+the step with its fused bodies, what the step changed and its fusion decisions marked on the nodes
+(ge_core.viz.canvas_json); its `ge_overlays` entries are node data files for the same graph.
 """
 
 from __future__ import annotations
@@ -21,32 +25,47 @@ from ge_core.compiler import CompiledModel
 from ge_core.errors import GEError
 from ge_core.frontend.onnx_export import is_standard, nonstandard_nodes, to_onnx
 from ge_core.ir.graph import Graph
-from ge_core.passes.infra.base import Stage, snake_name
+from ge_core.passes.infra.base import Stage
 from ge_core.passes.infra.instruments import PassRecord
 from ge_core.passes.infra.pipeline import all_passes
+from ge_core.viz.canvas_export import canvas_json, record_stem, snapshot_json
+
+CANVAS_SUFFIX = ".me.json"  # Model Explorer's graph JSON (a GraphCollection)
 
 
-def write_dumps(compiled: CompiledModel, directory: str | Path, *, onnx: bool = True) -> list[Path]:
+def write_dumps(compiled: CompiledModel, directory: str | Path, *, onnx: bool = True,
+                canvas: bool = True) -> list[Path]:
     """Write the input graph and the graph after every pass; returns the files written, in order.
 
     `onnx=False` leaves out the .onnx files: each holds the model's weights, too big to zip per pass for
-    a large model."""
+    a large model. `canvas=False` leaves out the Model Explorer files."""
     folder = Path(directory)
     folder.mkdir(parents=True, exist_ok=True)
     # Unchanged passes share one snapshot: export it once. None: no ONNX files at all.
     onnx_cache: dict[int, bytes | str] | None = {} if onnx else None
-    written = _write(folder, f"000_{Stage.PRE_RUN_BEGIN}_input", compiled.input_graph,
+    first = f"000_{Stage.PRE_RUN_BEGIN}_input"
+    written = _write(folder, first, compiled.input_graph,
                      [f"# stage {Stage.PRE_RUN_BEGIN}: the graph as imported", f"# nodes {len(compiled.input_graph)}"],
                      onnx_cache)
-    for record in compiled.records:
+    if canvas:
+        written.append(_write_canvas(folder / f"{first}{CANVAS_SUFFIX}",
+                                     snapshot_json(compiled.input_graph, first, f"{first}: as imported")))
+    for i, record in enumerate(compiled.records):
         graph = record.snapshot if record.snapshot is not None else compiled.graph
-        stem = f"{record.index:03d}_{record.stage}_{snake_name(record.name)}"
+        stem = record_stem(record)
         written += _write(folder, stem, graph, _header(record), onnx_cache)
+        if canvas:
+            written.append(_write_canvas(folder / f"{stem}{CANVAS_SUFFIX}", canvas_json(compiled, i)))
     if any(r.decisions for r in compiled.records):
         path = folder / "fusion_result.json"
         path.write_text(json.dumps(fusion_result(compiled.records), indent=2), encoding="utf-8")
         written.append(path)
     return written
+
+
+def _write_canvas(path: Path, collection: dict[str, object]) -> Path:
+    path.write_text(json.dumps(collection, separators=(",", ":")), encoding="utf-8")  # compact: 10k nodes ~10 MB
+    return path
 
 
 def dump_zip(compiled: CompiledModel, folder_name: str = "dumps", *, onnx: bool = True) -> bytes:

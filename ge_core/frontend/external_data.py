@@ -22,8 +22,8 @@ from pathlib import PurePosixPath
 from onnx import TensorProto
 
 from ge_core.errors import ModelError, quote
+from ge_core.ir.dtypes import packed_nbytes
 from ge_core.ir.limits import check_tensor_size
-from ge_core.ir.tensor import dtype_itemsize
 
 _HINT_EXPORT = "Re-export the model, or check the file was copied completely."
 _HINT_BESIDE = "External data must be a regular file beside the model (no links, no '..', no absolute paths)."
@@ -152,7 +152,7 @@ def _expected_bytes(tensor: TensorProto, name: str, dtype: str | None) -> int:
     if any(d < 0 for d in dims):
         raise ModelError(f"tensor {name} has a negative dim in {dims}.", hint=_HINT_EXPORT)
     check_tensor_size(f"tensor {name}", dims, dtype)
-    return math.prod(dims) * dtype_itemsize(dtype)
+    return packed_nbytes(math.prod(dims), dtype)  # sub-byte types packed, as ONNX stores them
 
 
 def _int_field(name: str, info: dict[str, str], key: str, default: int) -> int:

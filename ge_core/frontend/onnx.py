@@ -11,26 +11,23 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 import onnx
 
 from ge_core.errors import ModelError, UnsupportedOpError, UsageError, quote
 from ge_core.frontend.input_shapes import InputShapes, parse_input_shapes
+from ge_core.frontend.onnx_graphs import UNDEFINED, ScopeBuilder, fill_undefined
 from ge_core.frontend.onnx_reader import read_model, tensor_dtype_name
-from ge_core.frontend.onnx_schema import attribute_problems, declared_output_problems
+from ge_core.frontend.onnx_schema import declared_output_problems
 from ge_core.frontend.onnx_tensors import tensor_to_array
 from ge_core.frontend.opset_upgrade import MIN_OPSET, upgrade_old_opset
-from ge_core.frontend.toposort import topo_order
 from ge_core.ir.graph import Graph
-from ge_core.ir.node import Node
 from ge_core.ir.tensor import TensorDesc, default_format
 from ge_core.ops import REGISTRY, infer_graph
 from ge_core.ops.registry import OpRegistry
 
 MAX_OPSET = onnx.defs.onnx_opset_version()
-UNDEFINED = TensorDesc((), "undefined")  # desc of a tensor whose producer could not be inferred
 UNKNOWN_DIM = "?"  # an input dim written as -1, 0 or nothing: set it with --input-shape like a named one
 
 Source = str | os.PathLike[str] | bytes
@@ -84,30 +81,25 @@ def import_onnx(source: Source | onnx.ModelProto, input_shapes: str | Mapping[st
     inferred = infer_graph(result.graph, registry, max_tensor_bytes=max_tensor_bytes)
     result.problems += inferred.problems
     result.values = inferred.values
-    for node in result.graph.nodes:  # tensors left without a desc: unsupported or failed upstream
-        for t in node.outputs:
-            if t not in result.graph.descs:
-                result.graph.set_desc(t, UNDEFINED)
+    fill_undefined(result.graph)  # tensors left without a desc: unsupported or failed upstream
     result.problems += declared_output_problems(model, result.graph)
     return result
 
 
-class _Builder:
+class _Builder(ScopeBuilder):
+    """The main graph: opsets, initializers, inputs (with --input-shape), its nodes (onnx_graphs.py, which
+    builds subgraphs too), outputs and metadata."""
+
     def __init__(self, model: onnx.ModelProto, shapes: InputShapes, registry: OpRegistry) -> None:
+        super().__init__(model.graph, _opsets(model), registry)
         self.model = model
         self.shapes = dict(shapes)
-        self.registry = registry
-        self.opset = _opsets(model)
-        self.graph = Graph(model.graph.name or "main", self.opset)
-        self.problems: list[str] = []
-        self.unsupported: list[tuple[str, str]] = []
 
     def build(self) -> ImportResult:
         self._check_opset()
         self._add_constants()
         self._add_inputs()
-        nodes = self._convert_nodes()
-        self._add_nodes(nodes)
+        self.build_nodes()
         self._set_outputs()
         for key, value in ((p.key, p.value) for p in self.model.metadata_props):
             self.graph.metadata[key] = value
@@ -192,68 +184,6 @@ class _Builder:
                                  f"fixes it to {p}.", hint="Only symbolic or unknown (-1) dims can be set.")
         return list(given)
 
-    def _convert_nodes(self) -> list[Node]:
-        nodes: list[Node] = []
-        names: set[str] = set()
-        for index, proto in enumerate(self.model.graph.node):
-            name = proto.name or f"{proto.op_type}_{index}"
-            while name in names:
-                name = f"{name}_{index}"
-            names.add(name)
-            self.problems += attribute_problems(proto, self.opset.get(proto.domain or "", 0), name)
-            attrs = self._attrs(proto, name)
-            outputs = tuple(t if t else f"{name}:unused{i}" for i, t in enumerate(proto.output))
-            while outputs and outputs[-1].startswith(f"{name}:unused"):
-                outputs = outputs[:-1]
-            domain = "" if proto.domain in ("", "ai.onnx") else proto.domain
-            if domain not in self.opset:
-                self.problems.append(f"node {quote(name)} ({proto.op_type}) uses domain {quote(domain or 'ai.onnx')}, "
-                                     "for which the model imports no opset")
-            nodes.append(Node(name, proto.op_type, tuple(proto.input), outputs, attrs, (), domain,
-                              self.opset.get(domain, 0)))
-        return nodes
-
-    def _attrs(self, proto: onnx.NodeProto, node_name: str) -> dict[str, Any]:
-        attrs: dict[str, Any] = {}
-        for attr in proto.attribute:
-            what = f"attribute '{attr.name}' of node '{node_name}'"
-            if attr.type == onnx.AttributeProto.TENSOR:
-                attrs[attr.name] = tensor_to_array(attr.t, what)
-            elif attr.type == onnx.AttributeProto.TENSORS:
-                attrs[attr.name] = [tensor_to_array(t, what) for t in attr.tensors]
-            elif attr.ref_attr_name:
-                self.problems.append(f"{what} refers to a function attribute, which is not supported")
-            else:
-                value = onnx.helper.get_attribute_value(attr)
-                attrs[attr.name] = _decode(value)
-        return attrs
-
-    def _add_nodes(self, nodes: list[Node]) -> None:
-        available = set(self.graph.inputs) | set(self.graph.constants)
-        order, problems = topo_order(nodes, available)
-        self.problems += problems
-        for node in order:
-            if node.op_type == "Constant" and not node.domain and self._fold_constant(node):
-                continue
-            if not self.registry.supports(node):
-                qualified = f"{node.domain}::{node.op_type}" if node.domain else node.op_type
-                self.unsupported.append((node.name, qualified))
-            self.graph.add_node(node.op_type, node.inputs, node.outputs, node.attrs, name=node.name,
-                                domain=node.domain, opset=node.opset)
-
-    def _fold_constant(self, node: Node) -> bool:
-        """Constant nodes become graph constants (GE's Const); their value is decoded by the op's kernel."""
-        op = self.registry.get("Constant")
-        if op is None or len(node.outputs) != 1:
-            return False
-        try:
-            (value,) = op.kernel(node, [])[:1]
-        except Exception as exc:
-            self.problems.append(f"node '{node.name}' (Constant): cannot decode its value ({exc})")
-            return False
-        self.graph.add_constant(node.outputs[0], np.asarray(value))
-        return True
-
     def _set_outputs(self) -> None:
         seen: set[str] = set()
         outputs = []
@@ -295,11 +225,3 @@ def _opsets(model: onnx.ModelProto) -> dict[str, int]:
                                               "opset_imports=[onnx.helper.make_opsetid('', 17)])).")
         opset[""] = 1  # IR versions 1 and 2 predate opset_import: their operators are opset 1 by definition
     return opset
-
-
-def _decode(value: Any) -> Any:
-    if isinstance(value, bytes):
-        return value.decode("utf-8", "replace")
-    if isinstance(value, list):
-        return [_decode(v) for v in value]
-    return value

@@ -7,7 +7,6 @@ with the input's symbolic name when the model declared one, else left unnamed; d
 written as numbers, because passes may have specialised the graph to them.
 
 What does not survive the trip:
-- bfloat16 constants stay float32 (the importer widens them and the graph holds them that way);
 - control edges (ordering only) are not written: ONNX has none, and node order is already topological;
 - TensorDesc formats (NCHW, NC1HWC0...) and shape ranges: ONNX tensors have no layout; so a TransData
   (the NPU lowering's layout conversion, values unchanged) is written as an Identity.
@@ -54,20 +53,8 @@ def to_onnx(graph: Graph) -> onnx.ModelProto:
     A fused node that is not itself a standard op (GE's fused kernels) is written as its body, which is
     standard: the exported model computes the same thing with the original ops.
     """
-    placed = _flatten(graph)
-    opsets = _opset_imports(graph, [n for _, n in placed])
-    constants = dict(graph.constants)
-    for context, _ in placed:
-        for t, a in context.constants.items():
-            constants.setdefault(t, a)
-    proto = helper.make_graph(
-        [_node_proto(context, n) for context, n in placed],
-        graph.name,
-        [_value_info(graph, t, graph.input_dim_params.get(t)) for t in graph.inputs],
-        [_value_info(graph, t) for t in graph.outputs],
-        [_initializer(t, a) for t, a in constants.items()],
-        value_info=[info for context in _contexts(placed) for info in _intermediate_infos(context, graph)],
-    )
+    proto = _graph_proto(graph)
+    opsets = _opset_imports(graph, _placed_nodes(graph))
     ir_version = max(helper.find_min_ir_version_for(opsets, ignore_unknown=True), MIN_IR_VERSION)
     model = helper.make_model(proto, opset_imports=opsets, ir_version=ir_version, producer_name=PRODUCER)
     source = graph.metadata.get("producer", "")
@@ -75,6 +62,34 @@ def to_onnx(graph: Graph) -> onnx.ModelProto:
         model.doc_string = f"exported by GE Workbench from a graph imported from {source}"
     helper.set_model_props(model, {k: v for k, v in graph.metadata.items() if k != "producer"})
     return model
+
+
+def _graph_proto(graph: Graph) -> onnx.GraphProto:
+    """The graph (or a control-flow subgraph, whose captured tensors stay implicit: ONNX reads outer names
+    directly) as a GraphProto."""
+    placed = _flatten(graph)
+    constants = dict(graph.constants)
+    for context, _ in placed:
+        for t, a in context.constants.items():
+            constants.setdefault(t, a)
+    return helper.make_graph(
+        [_node_proto(context, n) for context, n in placed],
+        graph.name,
+        [_value_info(graph, t, graph.input_dim_params.get(t)) for t in graph.inputs],
+        [_value_info(graph, t) for t in graph.outputs],
+        [_initializer(t, a) for t, a in constants.items()],
+        value_info=[info for context in _contexts(placed) for info in _intermediate_infos(context, graph)],
+    )
+
+
+def _placed_nodes(graph: Graph) -> list[Node]:
+    """Every node written out, those of control-flow subgraphs included."""
+    nodes = []
+    for _, node in _flatten(graph):
+        nodes.append(node)
+        for sub in node.subgraphs.values():
+            nodes += _placed_nodes(sub)
+    return nodes
 
 
 def is_standard(graph: Graph) -> bool:
@@ -91,6 +106,9 @@ def nonstandard_nodes(graph: Graph) -> list[Node]:
             continue
         if n.body is None or nonstandard_nodes(n.body):
             bad.append(n)
+    for n in graph.nodes:
+        for sub in n.subgraphs.values():
+            bad += nonstandard_nodes(sub)
     return bad
 
 
@@ -179,9 +197,12 @@ def _node_proto(graph: Graph, node: Node) -> onnx.NodeProto:
     outputs = ["" if _is_unused_output(graph, t) else t for t in node.outputs]
     while outputs and not outputs[-1]:
         outputs.pop()
-    proto = helper.make_node(node.op_type, list(node.inputs), outputs, name=node.name, domain=node.domain or None)
+    proto = helper.make_node(node.op_type, list(node.explicit_inputs), outputs, name=node.name,
+                             domain=node.domain or None)
     types = {k: _ATTR_CODES.get(a.type) for k, a in schema.attributes.items()} if schema is not None else {}
-    proto.attribute.extend(_attribute(node, k, v, types.get(k)) for k, v in sorted(node.attrs.items()))
+    attributes = [_attribute(node, k, v, types.get(k)) for k, v in node.attrs.items()]
+    attributes += [helper.make_attribute(k, _graph_proto(g)) for k, g in node.subgraphs.items()]
+    proto.attribute.extend(sorted(attributes, key=lambda a: a.name))
     return proto
 
 

@@ -22,6 +22,7 @@ from onnx import TensorProto
 
 from ge_core.errors import ModelError, ResourceLimitError, quote
 from ge_core.frontend.external_data import external_files
+from ge_core.ir.dtypes import onnx_dtype_name
 from ge_core.ir.limits import MAX_MODEL_BYTES
 
 _HINT_EXPORT = "Re-export the model, or check the file was copied completely."
@@ -135,14 +136,6 @@ def _repeated(descriptor: FieldDescriptor) -> bool:
 
 
 def tensor_dtype_name(code: int) -> str | None:
-    """Numpy dtype name of an ONNX data type code; None when numpy cannot hold it."""
-    if code == TensorProto.STRING:
-        return "str"
-    if code == TensorProto.BFLOAT16:
-        return "bfloat16"
-    try:
-        import numpy as np
-
-        return np.dtype(onnx.helper.tensor_dtype_to_np_dtype(code)).name
-    except (KeyError, TypeError, ValueError):
-        return None
+    """The IR's dtype name of an ONNX data type code (ge_core/ir/dtypes.py); None for UNDEFINED and codes
+    this table does not know."""
+    return onnx_dtype_name(code)

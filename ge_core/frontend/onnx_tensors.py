@@ -1,15 +1,20 @@
-"""TensorProto -> numpy with every size checked before anything is allocated or decoded."""
+"""TensorProto -> numpy with every size checked before anything is allocated or decoded.
+
+Every ONNX data type decodes to an array of its own dtype (ml_dtypes' for bfloat16, float8, int4...: see
+ge_core/ir/dtypes.py); sub-byte types arrive packed (raw_data, or one packed byte per int32_data entry)
+and come out one element per byte.
+"""
 
 from __future__ import annotations
 
 import math
 
 import numpy as np
-import onnx
 from onnx import TensorProto, numpy_helper
 
 from ge_core.errors import ModelError
 from ge_core.frontend.onnx_reader import tensor_dtype_name
+from ge_core.ir.dtypes import dtype_bits, packed_nbytes
 from ge_core.ir.limits import check_tensor_size
 
 # The repeated field holding a tensor's values when raw_data is not used, per data type.
@@ -40,8 +45,6 @@ def tensor_to_array(tensor: TensorProto, what: str) -> np.ndarray:
         array = numpy_helper.to_array(tensor)
     except Exception as exc:  # malformed payloads that passed the size check
         raise ModelError(f"{what} could not be decoded ({exc}).") from None
-    if dtype == "bfloat16":
-        array = array.astype(np.float32)
     if dtype == "str":
         array = np.vectorize(lambda b: b.decode("utf-8", "replace") if isinstance(b, bytes) else b,
                              otypes=[object])(array) if array.size else array.astype(object)
@@ -54,8 +57,7 @@ def _check_payload(tensor: TensorProto, what: str, dtype: str, numel: int) -> No
     if tensor.HasField("raw_data"):
         if dtype == "str":
             raise ModelError(f"{what} is a string tensor stored as raw bytes, which ONNX does not allow.")
-        itemsize = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(tensor.data_type)).itemsize
-        want = _packed_bytes(tensor.data_type, numel, itemsize)
+        want = packed_nbytes(numel, dtype)
         if len(tensor.raw_data) != want:
             raise ModelError(f"{what}: raw data holds {len(tensor.raw_data)} bytes but dims "
                              f"{list(tensor.dims)} of {dtype} need {want}.",
@@ -64,14 +66,9 @@ def _check_payload(tensor: TensorProto, what: str, dtype: str, numel: int) -> No
     field = _TYPED_FIELD.get(tensor.data_type, "int32_data")
     have = len(getattr(tensor, field))
     want = numel * (2 if tensor.data_type in _COMPLEX else 1)
-    if tensor.data_type in (TensorProto.INT4, TensorProto.UINT4):
-        want = (numel + 1) // 2
+    if dtype_bits(dtype) in (2, 4):  # one packed byte per int32_data entry (6-bit types: one element each)
+        want = packed_nbytes(numel, dtype)
     if have != want:
         raise ModelError(f"{what}: {field} holds {have} values but dims {list(tensor.dims)} need {want}.",
                          hint="The file is corrupt or was truncated; re-export it.")
 
-
-def _packed_bytes(data_type: int, numel: int, itemsize: int) -> int:
-    if data_type in (TensorProto.INT4, TensorProto.UINT4):
-        return (numel + 1) // 2
-    return numel * itemsize

@@ -151,10 +151,35 @@ _OPTIONAL = {"description", "sources"}
 
 def build_profile(data: Mapping[str, Any], label: str = "<dict>") -> HardwareProfile:
     """A checked HardwareProfile from the JSON layout (see ascend910.json); ProfileError names a bad field."""
-    _check_fields(data, Path(label).name)
+    name = Path(label).name
+    _raise_first(_field_problems(data, name))
+    profile = _assemble(data, label)
+    _raise_first(_fit_problems(profile, name))
+    return profile
+
+
+def profile_problems(data: Mapping[str, Any], label: str = "<dict>") -> list[str]:
+    """Every problem of a profile's JSON at once (the UI lists them all), [] when build_profile takes it.
+    An "extends" naming a built-in profile is merged first, as a profile file's is."""
+    name = Path(label).name
+    if not isinstance(data, Mapping):
+        return [f"hardware profile '{name}' must be a JSON object, got {type(data).__name__}."]
+    base = data.get("extends")
+    if base is not None:
+        if not isinstance(base, str) or base.lower() not in profile_names():
+            return [f"hardware profile '{name}': field 'extends' must name a built-in profile "
+                    f"({', '.join(profile_names())}), got {base!r}."]
+        data = _merge(_read(PROFILE_DIR / f"{base.lower()}.json", 1), {k: v for k, v in data.items() if k != "extends"})
+    problems = _field_problems(data, name)
+    if not problems:
+        problems = _fit_problems(_assemble(data, label), name)
+    return [message if hint == _HINT else f"{message} {hint}" for message, hint in problems]
+
+
+def _assemble(data: Mapping[str, Any], label: str) -> HardwareProfile:
     c, v, b, w, a, o = (data[s] for s in ("cores", "vector", "buffers_bytes", "bandwidth_bytes_per_cycle",
                                           "alignment_bytes", "overheads"))
-    profile = HardwareProfile(
+    return HardwareProfile(
         name=data["name"], title=data["title"], ai_cores=c["ai_cores"], vector_cores=c["vector_cores"],
         clock_ghz=float(c["clock_ghz"]), cube_m=data["cube"]["m"], cube_k=data["cube"]["k"],
         cube_n=data["cube"]["n"], cube_fp32_ratio=float(data["cube"]["fp32_ratio"]),
@@ -164,52 +189,60 @@ def build_profile(data: Mapping[str, Any], label: str = "<dict>") -> HardwarePro
                                                       o["scalar_cycles_per_tile"]),
         separated_vector_cores=c["separated_vector_cores"], sources=dict(data.get("sources", {})),
         description=str(data.get("description", "")), path=label)
-    _check_fits(profile, Path(label).name)
-    return profile
 
 
-def _check_fields(data: Mapping[str, Any], label: str) -> None:
-    known = set(_TOP) | set(_SECTIONS) | _OPTIONAL
-    _no_unknown(data, known, "", label)
-    for key, check in _TOP.items():
-        _check(data, key, key, check, label)
+Problem = tuple[str, str]  # (message, hint)
+
+
+def _raise_first(problems: list[Problem]) -> None:
+    if problems:
+        raise ProfileError(problems[0][0], hint=problems[0][1])
+
+
+def _field_problems(data: Mapping[str, Any], label: str) -> list[Problem]:
+    """Every bad field, in file order: unknown, missing, or not what it must be."""
+    problems = _unknown(data, set(_TOP) | set(_SECTIONS) | _OPTIONAL, "", label)
+    problems += [p for key, check in _TOP.items() for p in _check(data, key, key, check, label)]
     for section, fields in _SECTIONS.items():
         if not isinstance(data.get(section), dict):
-            _refuse(label, section, "must be an object with fields " + ", ".join(fields), data.get(section, "nothing"))
-        _no_unknown(data[section], set(fields), section + ".", label)
-        for key, check in fields.items():
-            _check(data[section], key, f"{section}.{key}", check, label)
-    classes = data["vector"]["class_cycles"]
-    if not isinstance(classes, dict):
-        _refuse(label, "vector.class_cycles", "must be an object", classes)
-    _no_unknown(classes, set(VECTOR_CLASSES), "vector.class_cycles.", label)
-    for key in VECTOR_CLASSES:
-        _check(classes, key, f"vector.class_cycles.{key}", _pos_int, label)
+            problems.append(_bad(label, section, "must be an object with fields " + ", ".join(fields),
+                                 data.get(section, "nothing")))
+            continue
+        problems += _unknown(data[section], set(fields), section + ".", label)
+        problems += [p for key, check in fields.items()
+                     for p in _check(data[section], key, f"{section}.{key}", check, label)]
+    classes = data["vector"].get("class_cycles") if isinstance(data.get("vector"), dict) else None
+    if isinstance(data.get("vector"), dict) and "class_cycles" in data["vector"]:
+        if not isinstance(classes, dict):
+            problems.append(_bad(label, "vector.class_cycles", "must be an object", classes))
+        else:
+            problems += _unknown(classes, set(VECTOR_CLASSES), "vector.class_cycles.", label)
+            problems += [p for key in VECTOR_CLASSES
+                         for p in _check(classes, key, f"vector.class_cycles.{key}", _pos_int, label)]
     sources = data.get("sources", {})
     if not isinstance(sources, dict) or not all(isinstance(s, str) for s in sources.values()):
-        _refuse(label, "sources", "must be an object of field -> source text", sources)
+        problems.append(_bad(label, "sources", "must be an object of field -> source text", sources))
+    return problems
 
 
-def _check(section: Mapping[str, Any], key: str, path: str, check: Check, label: str) -> None:
+def _check(section: Mapping[str, Any], key: str, path: str, check: Check, label: str) -> list[Problem]:
     if key not in section:
-        raise ProfileError(f"hardware profile '{label}': field '{path}' is missing.", hint=_HINT)
+        return [(f"hardware profile '{label}': field '{path}' is missing.", _HINT)]
     problem = check(section[key])
-    if problem:
-        _refuse(label, path, problem, section[key])
+    return [_bad(label, path, problem, section[key])] if problem else []
 
 
-def _no_unknown(section: Mapping[str, Any], known: set[str], prefix: str, label: str) -> None:
-    unknown = sorted(set(section) - known)
-    if unknown:
-        raise ProfileError(f"hardware profile '{label}': unknown field '{prefix}{unknown[0]}'.",
-                           hint=f"Known fields here: {', '.join(prefix + k for k in sorted(known))}.")
+def _unknown(section: Mapping[str, Any], known: set[str], prefix: str, label: str) -> list[Problem]:
+    hint = f"Known fields here: {', '.join(prefix + k for k in sorted(known))}."
+    return [(f"hardware profile '{label}': unknown field '{prefix}{key}'.", hint)
+            for key in sorted(set(section) - known)]
 
 
-def _refuse(label: str, path: str, problem: str, value: Any) -> None:
-    raise ProfileError(f"hardware profile '{label}': field '{path}' {problem}, got {value!r}.", hint=_HINT)
+def _bad(label: str, path: str, problem: str, value: Any) -> Problem:
+    return f"hardware profile '{label}': field '{path}' {problem}, got {value!r}.", _HINT
 
 
-def _check_fits(p: HardwareProfile, label: str) -> None:
+def _fit_problems(p: HardwareProfile, label: str) -> list[Problem]:
     """Each buffer must hold at least one double-buffered fractal block, or no tiling exists."""
     block = p.cube_m * p.cube_k * 2 * 2  # one fp16 fractal, double-buffered
     needs = {"buffers_bytes.l0a": (p.buffers.l0a, p.cube_m * p.cube_k * 2 * 2),
@@ -217,6 +250,5 @@ def _check_fits(p: HardwareProfile, label: str) -> None:
              "buffers_bytes.l0c": (p.buffers.l0c, p.cube_m * p.cube_n * 4 * 2),
              "buffers_bytes.l1": (p.buffers.l1, 2 * block),
              "buffers_bytes.ub": (p.buffers.ub, 4 * p.vector_bytes_per_cycle)}
-    for path, (have, need) in needs.items():
-        if have < need:
-            _refuse(label, path, f"must hold at least one double-buffered block ({need} bytes)", have)
+    return [_bad(label, path, f"must hold at least one double-buffered block ({need} bytes)", have)
+            for path, (have, need) in needs.items() if have < need]

@@ -69,7 +69,7 @@ def tile_node(node: Node, graph: Graph, profile: HardwareProfile, *, cube_dtype_
     if kind is None:
         kind, body, cubes = classify(node, graph)
     else:
-        body, cubes = fused_body(node), None
+        body, cubes = kernel_body(node, graph), None
     gemm = None
     if kind == "cube":
         if anchor is None:
@@ -190,10 +190,11 @@ def kernel_kind(node: Node, graph: Graph) -> str:
 
 def classify(node: Node, graph: Graph) -> tuple[str, Graph | None, list[tuple[Node, Graph]]]:
     """(kernel_kind, fused_body, the body's cube ops) in one look at the node and one walk of its body."""
+    body = kernel_body(node, graph)
+    if body is not None:  # a fused kernel, or an op priced as its kernel body: made of that body
+        cubes = list(cube_ops(body))
+        return ("cube" if cubes else "vector"), body, cubes
     op = REGISTRY.get(node.op_type, node.domain)
-    if op is None and node.body is not None:  # a fused kernel: made of its body
-        cubes = list(cube_ops(node.body))
-        return ("cube" if cubes else "vector"), node.body, cubes
     unit = op.unit if op is not None else Unit.VECTOR
     if unit in (Unit.NONE, Unit.CUBE):  # a view (no kernel), or a cube op
         return unit.value, None, []
@@ -210,13 +211,25 @@ def fused_body(node: Node) -> Graph | None:
     return node.body
 
 
+def kernel_body(node: Node, graph: Graph) -> Graph | None:
+    """The body a kernel is priced by: a fused node's (fused_body), or the kernel body of an op that declares
+    one (OpDef.kernel_body: Attention's MatMuls and Softmax); None for an op priced as itself."""
+    op = REGISTRY.get(node.op_type, node.domain)
+    if op is None:
+        return node.body
+    if op.kernel_body is None:
+        return None
+    return op.kernel_body(node, graph.input_descs(node), graph.output_descs(node))
+
+
 def cube_ops(body: Graph) -> Iterator[tuple[Node, Graph]]:
-    """Every cube op in a fused body, with the graph it lives in (bodies nest)."""
+    """Every cube op in a fused body, with the graph it lives in (bodies nest; an op priced as its kernel
+    body, an Attention in a UB group, counts as that body)."""
     for inner in body.nodes:
-        op = REGISTRY.get(inner.op_type, inner.domain)
-        if op is None and inner.body is not None:  # a nested fused kernel
-            yield from cube_ops(inner.body)
-        elif op is not None and op.category == Category.CUBE:
+        nested = kernel_body(inner, body)
+        if nested is not None:  # a nested fused kernel
+            yield from cube_ops(nested)
+        elif (op := REGISTRY.get(inner.op_type, inner.domain)) is not None and op.category == Category.CUBE:
             yield inner, body
 
 

@@ -4,7 +4,8 @@ Tensors are named (SSA: one producer each). Three kinds of tensor: graph inputs 
 time), constants (initializers, kept apart, read-only arrays) and node outputs. Every tensor has a
 TensorDesc in `descs`. The graph is edited only through its methods, which keep the maps right and the
 order topological (in the style of torch.fx: insert_before/after, replace_all_uses, erase). The bulk edits
-(reorder, replace_nodes, toposort, rename_tensor, fold_to_constants) live in graph_edits.GraphEdits.
+(reorder, replace_nodes, toposort, rename_tensor, fold_to_constants) live in graph_edits.GraphEdits; a
+subgraph's captured tensors and the renames that reach into subgraphs live in scopes.ScopeEdits.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import numpy as np
 from ge_core.errors import GraphEditError
 from ge_core.ir.graph_edits import GraphEdits
 from ge_core.ir.node import Node
+from ge_core.ir.scopes import ScopeEdits, capture_slot, rescope
 from ge_core.ir.tensor import TensorDesc, desc_of
 from ge_core.ir.text import graph_to_json, graph_to_text
 from ge_core.ir.verify import verify_graph
@@ -26,11 +28,12 @@ if TYPE_CHECKING:
     from ge_core.ir.verify import ShapeChecker
 
 
-class Graph(GraphEdits):
+class Graph(GraphEdits, ScopeEdits):
     def __init__(self, name: str = "graph", opset: dict[str, int] | None = None) -> None:
         self.name = name
         self.opset: dict[str, int] = dict(opset or {"": 21})
         self.inputs: list[str] = []
+        self.captures: list[str] = []  # a subgraph's reads of enclosing-graph tensors (scopes.py)
         self._outputs: tuple[str, ...] = ()
         self._output_count: Counter[str] = Counter()  # O(1) "is this a graph output" on big output lists
         self.constants: dict[str, np.ndarray] = {}
@@ -154,15 +157,19 @@ class Graph(GraphEdits):
         opset: int | None = None,
         control_inputs: Sequence[str] = (),
         body: Graph | None = None,
+        subgraphs: dict[str, Graph] | None = None,
+        captures: Sequence[str] = (),
     ) -> Node:
-        """Create a node; placed before/after an anchor, else appended (valid: its outputs are new)."""
+        """Create a node; placed before/after an anchor, else appended (valid: its outputs are new). A
+        control-flow node's `subgraphs` read `captures`, which follow `inputs` as its trailing inputs."""
         node_name = name or self.unique_node_name(op_type)
         if node_name in self._by_name:
             raise GraphEditError(f"cannot add node '{node_name}': a node with that name exists.")
         for t in outputs:
             self._claim_tensor(t, f"output of node '{node_name}'")
-        node = Node(node_name, op_type, tuple(inputs), tuple(outputs), dict(attrs or {}),
-                    tuple(control_inputs), domain, opset if opset is not None else self.opset.get(domain, 21), body)
+        node = Node(node_name, op_type, (*inputs, *captures), tuple(outputs), dict(attrs or {}),
+                    tuple(control_inputs), domain, opset if opset is not None else self.opset.get(domain, 21), body,
+                    dict(subgraphs or {}), len(captures))
         nodes = self._live()
         if before is not None:
             position = nodes.index(before)
@@ -198,17 +205,24 @@ class Graph(GraphEdits):
         self._set_outputs(outputs)
 
     def set_input(self, node: Node, index: int, tensor: str) -> None:
-        """Point input `index` of `node` at `tensor` ("" removes an optional input)."""
+        """Point input `index` of `node` at `tensor` ("" removes an optional input). A captured input
+        pointed at another tensor renames it inside the node's subgraphs too."""
         old = node.input(index)
+        captured = capture_slot(node, index)
+        if node.num_captures and index >= len(node.inputs):
+            raise GraphEditError(f"cannot add input {index} to '{node.name}': its last inputs are captured tensors.")
         if old:
             self._drop_use(old, node)
         inputs = list(node.inputs) + [""] * (index + 1 - len(node.inputs))
         inputs[index] = tensor
         while inputs and not inputs[-1]:
             inputs.pop()
+        node.num_captures = min(node.num_captures, max(len(inputs) - len(node.explicit_inputs), 0))
         node.inputs = tuple(inputs)
         if tensor:
             self._add_use(tensor, node)
+        if captured and old and tensor:
+            rescope(node, old, tensor)
 
     def replace_all_uses(self, old: str, new: str) -> int:
         """Make every reader of `old` (nodes and graph outputs) read `new`; returns how many changed.
@@ -296,6 +310,7 @@ class Graph(GraphEdits):
         """
         g = Graph(self.name, self.opset)
         g.inputs = list(self.inputs)
+        g.captures = list(self.captures)
         g._set_outputs(self._outputs)
         g.constants = dict(self.constants)
         g.descs = dict(self.descs)
@@ -326,7 +341,7 @@ class Graph(GraphEdits):
     def _claim_tensor(self, name: str, role: str) -> None:
         if not name:
             raise GraphEditError(f"a {role} needs a non-empty tensor name.")
-        if name in self._producer or name in self.constants or name in self.inputs:
+        if name in self._producer or name in self.constants or name in self.inputs or name in self.captures:
             raise GraphEditError(f"tensor '{name}' ({role}) is already defined in graph '{self.name}'.")
 
     def _set_outputs(self, outputs: Sequence[str]) -> None:

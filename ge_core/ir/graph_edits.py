@@ -40,6 +40,7 @@ class GraphEdits:
         def _live(self) -> list[Node]: ...
         def _renumber(self) -> None: ...
         def _link(self, node: Node) -> None: ...
+        def _retarget_reads(self, old: str, new: str) -> None: ...
 
     def reorder(self, order: Sequence[Node]) -> None:
         """Adopt a new node order (a permutation of the nodes); verify() checks it is topological."""
@@ -99,19 +100,15 @@ class GraphEdits:
         self._renumber()
 
     def rename_tensor(self, old: str, new: str) -> None:
-        """Give a node output a new name everywhere (producer, readers, graph outputs, desc)."""
+        """Give a node output a new name everywhere (producer, readers, graph outputs, desc, and the
+        subgraphs that capture it)."""
         producer = self._producer.get(old)
         if producer is None:
             raise GraphEditError(f"cannot rename '{old}': only node outputs can be renamed.")
         self._claim_tensor(new, f"new name of '{old}'")
         producer.outputs = tuple(new if t == old else t for t in producer.outputs)
         self._producer[new] = self._producer.pop(old)
-        users = self._uses.pop(old, {})
-        for user in users:
-            user.inputs = tuple(new if t == old else t for t in user.inputs)
-        self._uses[new] = users
-        if old in self._output_count:
-            self._set_outputs([new if t == old else t for t in self._outputs])
+        self._retarget_reads(old, new)  # readers (their subgraphs too) and graph outputs
         if old in self.descs:
             self.descs[new] = self.descs.pop(old)
 

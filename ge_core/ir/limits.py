@@ -7,7 +7,7 @@ import os
 from collections.abc import Sequence
 
 from ge_core.errors import ResourceLimitError
-from ge_core.ir.tensor import dtype_itemsize
+from ge_core.ir.dtypes import packed_nbytes
 
 # One tensor larger than this is refused. GE_MAX_TENSOR_BYTES overrides (bytes).
 DEFAULT_MAX_TENSOR_BYTES = 4 << 30
@@ -26,7 +26,7 @@ def check_tensor_size(what: str, shape: Sequence[int], dtype: str, *, limit: int
     if any(int(d) < 0 for d in shape):
         raise ResourceLimitError(f"{what}: negative dimension in shape {list(shape)}.",
                                  hint="Every dim must be >= 0; check the model's shape inputs.")
-    nbytes = math.prod(int(d) for d in shape) * dtype_itemsize(dtype)
+    nbytes = packed_nbytes(math.prod(int(d) for d in shape), dtype)  # sub-byte types packed, as ONNX stores them
     if nbytes > limit:
         raise ResourceLimitError(
             f"{what}: a {dtype} tensor of shape {list(shape)} needs {human_bytes(nbytes)}, over the "

@@ -95,6 +95,7 @@ def _graph(graph: Graph, prefix: str, arrays: _Store) -> dict[str, Any]:
                  for i, (name, value) in enumerate(graph.constants.items())]
     return {
         "name": graph.name, "opset": dict(graph.opset), "inputs": list(graph.inputs), "outputs": graph.outputs,
+        "captures": list(graph.captures),
         "constants": constants, "descs": {t: desc_to_json(d) for t, d in graph.descs.items()},
         "input_dim_params": {t: list(p) for t, p in graph.input_dim_params.items()},
         "metadata": dict(graph.metadata),
@@ -109,9 +110,9 @@ def _node(node: Node, prefix: str, arrays: _Store) -> dict[str, Any]:
                            "attrs": {k: _value(v, f"{prefix}.a.{k}", arrays) for k, v in node.attrs.items()}}
     if node.body is not None:
         out["body"] = _graph(node.body, f"{prefix}.body", arrays)
-    subgraphs: Mapping[str, Graph] = getattr(node, "subgraphs", None) or {}
-    if subgraphs:
-        out["subgraphs"] = {k: _graph(g, f"{prefix}.s.{k}", arrays) for k, g in subgraphs.items()}
+    if node.subgraphs:
+        out["subgraphs"] = {k: _graph(g, f"{prefix}.s.{k}", arrays) for k, g in node.subgraphs.items()}
+        out["num_captures"] = node.num_captures
     return out
 
 
@@ -149,20 +150,20 @@ def _load_graph(record: Mapping[str, Any], arrays: Mapping[str, np.ndarray]) -> 
     params = record.get("input_dim_params", {})
     for name in record["inputs"]:
         graph.add_input(name, descs[name], params.get(name))
+    for name in record.get("captures", []):
+        graph.add_capture(name, descs[name])
     for item in record["constants"]:
         graph.add_constant(item["name"], np.asarray(arrays[item["array"]]))
         graph.set_desc(item["name"], descs[item["name"]])
     for item in record["nodes"]:
         node = _load_node(item, arrays)
-        graph.add_node(node.op_type, node.inputs, node.outputs, node.attrs, name=node.name, domain=node.domain,
-                       opset=node.opset, control_inputs=node.control_inputs, body=node.body)
+        subgraphs = {k: _load_graph(g, arrays) for k, g in item.get("subgraphs", {}).items()}
+        graph.add_node(node.op_type, node.explicit_inputs, node.outputs, node.attrs, name=node.name,
+                       domain=node.domain, opset=node.opset, control_inputs=node.control_inputs, body=node.body,
+                       subgraphs=subgraphs, captures=node.captures)
         for t in node.outputs:
             if t in descs:
                 graph.set_desc(t, descs[t])
-        subgraphs = item.get("subgraphs")
-        if subgraphs:
-            loaded = graph.node(node.name)
-            loaded.subgraphs = {k: _load_graph(g, arrays) for k, g in subgraphs.items()}
     graph.set_outputs(list(record["outputs"]))
     graph.metadata.update({str(k): str(v) for k, v in record.get("metadata", {}).items()})
     return graph
@@ -171,8 +172,11 @@ def _load_graph(record: Mapping[str, Any], arrays: Mapping[str, np.ndarray]) -> 
 def _load_node(item: Mapping[str, Any], arrays: Mapping[str, np.ndarray]) -> Node:
     body = _load_graph(item["body"], arrays) if "body" in item else None
     attrs = {k: _load_value(v, arrays) for k, v in item["attrs"].items()}
+    captured = int(item.get("num_captures", 0))
+    if not 0 <= captured <= len(item["inputs"]):
+        raise ValueError(f"node {item['name']!r} has {captured} captured inputs of {len(item['inputs'])}")
     return Node(str(item["name"]), str(item["op_type"]), tuple(item["inputs"]), tuple(item["outputs"]), attrs,
-                tuple(item["control_inputs"]), str(item["domain"]), int(item["opset"]), body)
+                tuple(item["control_inputs"]), str(item["domain"]), int(item["opset"]), body, num_captures=captured)
 
 
 def _load_value(tagged: Mapping[str, Any], arrays: Mapping[str, np.ndarray]) -> Any:

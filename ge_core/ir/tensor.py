@@ -11,17 +11,13 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from ge_core.ir.dtypes import DTYPES, dtype_info, name_of, packed_nbytes
 from ge_core.ir.formats import device_numel, device_shape
 
 UNKNOWN_DIM = -1
 
-# numpy dtype name -> short name used by the text form (MLIR-like, as in `f32[1,64]`).
-SHORT_DTYPE = {
-    "float32": "f32", "float16": "f16", "float64": "f64", "bfloat16": "bf16",
-    "int64": "i64", "int32": "i32", "int16": "i16", "int8": "i8",
-    "uint64": "u64", "uint32": "u32", "uint16": "u16", "uint8": "u8",
-    "bool": "bool", "str": "str", "complex64": "c64", "complex128": "c128",
-}
+# dtype name -> short name used by the text form (MLIR-like, as in `f32[1,64]`; ir/dtypes.py lists them).
+SHORT_DTYPE = {d.name: d.short for d in DTYPES}
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,12 +50,14 @@ class TensorDesc:
 
     @property
     def itemsize(self) -> int:
+        """Whole bytes per element (1 for the packed sub-byte types: `nbytes` counts those exactly)."""
         return dtype_itemsize(self.dtype)
 
     @property
     def nbytes(self) -> int | None:
+        """Bytes in memory (sub-byte types packed, as ONNX stores them), or None while a dim is unknown."""
         n = self.numel
-        return None if n is None else n * self.itemsize
+        return None if n is None else packed_nbytes(n, self.dtype)
 
     @property
     def device_shape(self) -> tuple[int, ...]:
@@ -70,7 +68,7 @@ class TensorDesc:
     def device_nbytes(self) -> int | None:
         """Bytes the tensor takes on the NPU in its format (NC1HWC0 pads C to 16), or None while a dim is unknown."""
         n = device_numel(self.shape, self.format)
-        return None if n is None else n * self.itemsize
+        return None if n is None else packed_nbytes(n, self.dtype)
 
     def with_shape(self, shape: tuple[int, ...] | list[int]) -> TensorDesc:
         return replace(self, shape=tuple(int(d) for d in shape))
@@ -100,8 +98,8 @@ class TensorDesc:
 
 @functools.cache
 def known_dtype(dtype: str) -> bool:
-    """A dtype a tensor can be held in (a numpy dtype, or our bfloat16 and string stand-ins)."""
-    if dtype in ("bfloat16", "str"):
+    """A dtype a tensor can be held in (every ONNX type by its numpy/ml_dtypes name, any numpy dtype, str)."""
+    if dtype_info(dtype) is not None:
         return True
     try:
         np.dtype(dtype)
@@ -112,10 +110,10 @@ def known_dtype(dtype: str) -> bool:
 
 @functools.cache
 def dtype_itemsize(dtype: str) -> int:
-    if dtype == "bfloat16":
-        return 2
-    if dtype == "str":
-        return 8
+    """Whole bytes per element: an object reference (8) for str, 1 for sub-byte types (packed: see nbytes)."""
+    info = dtype_info(dtype)
+    if info is not None:
+        return max(1, info.bits // 8)
     return int(np.dtype(dtype).itemsize)
 
 
@@ -127,7 +125,7 @@ def desc_of(array: np.ndarray, fmt: str | None = None) -> TensorDesc:
 
 @functools.cache
 def _dtype_name(dtype: np.dtype) -> str:
-    return "str" if dtype.kind in "OUS" else dtype.name
+    return name_of(dtype)
 
 
 def default_format(rank: int) -> str:

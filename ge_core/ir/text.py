@@ -6,6 +6,17 @@
       %y = Relu(%h) : f32[1,32]
       return %y
     }
+
+A control-flow node lists its captured tensors after its inputs and its subgraphs in braces:
+
+      %y = If(%c) captures [%x] : f32[1,64] {
+        else_branch: graph else (captures %x: f32[1,64]) {
+          ...
+        }
+        then_branch: graph then (captures %x: f32[1,64]) {
+          ...
+        }
+      }
 """
 
 from __future__ import annotations
@@ -20,33 +31,43 @@ if TYPE_CHECKING:
 
 
 def graph_to_text(graph: Graph) -> str:
-    ins = ", ".join(f"%{t}: {_desc_text(graph, t)}" for t in graph.inputs)
-    lines = [f"graph {graph.name} ({ins}) {{"]
-    lines += [f"  const %{t}: {_desc_text(graph, t)}" for t in graph.constants]
+    return "\n".join(_graph_lines(graph, ""))
+
+
+def _graph_lines(graph: Graph, indent: str, label: str = "") -> list[str]:
+    ins = [f"%{t}: {_desc_text(graph, t)}" for t in graph.inputs]
+    ins += [f"captures %{t}: {_desc_text(graph, t)}" for t in graph.captures]
+    lines = [f"{indent}{label}graph {graph.name} ({', '.join(ins)}) {{"]
+    lines += [f"{indent}  const %{t}: {_desc_text(graph, t)}" for t in graph.constants]
     for n in graph.nodes:
-        lines += _node_lines(graph, n, "  ")
-    lines.append("  return " + ", ".join(f"%{t}" for t in graph.outputs))
-    lines.append("}")
-    return "\n".join(lines)
+        lines += _node_lines(graph, n, indent + "  ")
+    lines.append(f"{indent}  return " + ", ".join(f"%{t}" for t in graph.outputs))
+    lines.append(f"{indent}}}")
+    return lines
 
 
 def _node_lines(graph: Graph, node: Node, indent: str) -> list[str]:
-    """A node's line; a fused node's body follows, indented, between braces."""
+    """A node's line; a fused node's body, or a control-flow node's subgraphs, follow indented in braces."""
     line = indent + node_to_text(graph, node)
-    if node.body is None:
+    if node.body is None and not node.subgraphs:
         return [line]
     lines = [line + " {"]
-    for inner in node.body.nodes:
-        lines += _node_lines(node.body, inner, indent + "    ")
+    if node.body is not None:
+        for inner in node.body.nodes:
+            lines += _node_lines(node.body, inner, indent + "    ")
+    for attr, sub in sorted(node.subgraphs.items()):
+        lines += _graph_lines(sub, indent + "  ", f"{attr}: ")
     return [*lines, indent + "}"]
 
 
 def node_to_text(graph: Graph, node: Node) -> str:
     outs = ", ".join(f"%{t}" for t in node.outputs)
-    args = ", ".join(f"%{t}" if t else "none" for t in node.inputs)
+    args = ", ".join(f"%{t}" if t else "none" for t in node.explicit_inputs)
     attrs = ""
     if node.attrs:
         attrs = " {" + ", ".join(f"{k}={format_attr(v)}" for k, v in sorted(node.attrs.items())) + "}"
+    if node.num_captures:
+        attrs += " captures [" + ", ".join(f"%{t}" for t in node.captures) + "]"
     ctrl = f" after [{', '.join(node.control_inputs)}]" if node.control_inputs else ""
     types = ", ".join(_desc_text(graph, t) for t in node.outputs)
     op = f"{node.domain}.{node.op_type}" if node.domain else node.op_type
@@ -75,6 +96,8 @@ def graph_to_json(graph: Graph) -> dict[str, Any]:
         "name": graph.name,
         "opset": dict(graph.opset),
         "inputs": [{"name": t, **graph.descs[t].to_json()} for t in graph.inputs],
+        **({"captures": [{"name": t, **graph.descs[t].to_json()} for t in graph.captures]} if graph.captures
+           else {}),
         "outputs": [{"name": t, **graph.descs[t].to_json()} for t in graph.outputs if t in graph.descs],
         "constants": [{"name": t, **graph.descs[t].to_json()} for t in graph.constants],
         "nodes": [
@@ -87,6 +110,10 @@ def graph_to_json(graph: Graph) -> dict[str, Any]:
                 "attrs": {k: _json_attr(v) for k, v in sorted(n.attrs.items())},
                 "control_inputs": list(n.control_inputs),
                 **({"body": graph_to_json(n.body)} if n.body is not None else {}),
+                # control flow: the captured inputs (also the last `inputs`) and the subgraphs by attribute
+                **({"captures": list(n.captures)} if n.num_captures else {}),
+                **({"subgraphs": {k: graph_to_json(g) for k, g in sorted(n.subgraphs.items())}}
+                   if n.subgraphs else {}),
             }
             for n in graph.nodes
         ],

@@ -1,6 +1,7 @@
 """graph.verify(ops): every structural invariant of a Graph, all problems reported at once.
 
-Structure (order, producers, dangling tensors, users map, control edges) is checked here. Whether each
+Structure (order, producers, dangling tensors, users map, control edges) is checked here, inside fused
+bodies and control-flow subgraphs too (a subgraph's problems name the node and the subgraph). Whether each
 node's output descs match what its operator infers lives with the operators: the caller passes a
 ShapeChecker (the op registry: `graph.verify(REGISTRY)`), so the IR does not depend on the op registry and
 what is checked never depends on which modules happen to be imported.
@@ -36,12 +37,14 @@ def verify_graph(graph: Graph, ops: ShapeChecker | None = None) -> None:
 
 def structural_problems(graph: Graph) -> list[str]:
     problems: list[str] = []
-    defined: set[str] = set(graph.inputs) | set(graph.constants)
-    for name in list(graph.inputs) + list(graph.constants):
+    defined: set[str] = set(graph.inputs) | set(graph.constants) | set(graph.captures)
+    for name in list(graph.inputs) + list(graph.constants) + list(graph.captures):
         if name not in graph.descs:
             problems.append(f"tensor '{name}' has no TensorDesc")
     clash = set(graph.inputs) & set(graph.constants)
     problems += [f"tensor '{t}' is both a graph input and a constant" for t in sorted(clash)]
+    clash = set(graph.captures) & (set(graph.inputs) | set(graph.constants))
+    problems += [f"captured tensor '{t}' is also defined in graph '{graph.name}'" for t in sorted(clash)]
     node_names: set[str] = set()
     expected_uses: Counter[str] = Counter()
     for node in graph.nodes:
@@ -76,11 +79,34 @@ def structural_problems(graph: Graph) -> list[str]:
     for node in graph.nodes:
         if node.body is not None:
             problems += _body_problems(node)
+        if node.subgraphs or node.num_captures:
+            problems += _subgraph_problems(graph, node)
     for name, array in graph.constants.items():
         const_desc = graph.descs.get(name)
         if const_desc is not None and tuple(array.shape) != const_desc.shape:
             problems.append(f"constant '{name}' holds shape {list(array.shape)} but its desc says "
                             f"{list(const_desc.shape)}")
+    return problems
+
+
+def _subgraph_problems(graph: Graph, node: Node) -> list[str]:
+    """A control-flow node's subgraphs are valid graphs, and every tensor they capture is one of the node's
+    captured inputs (of the same dtype), so the enclosing graph sees the read."""
+    where = f"node '{node.name}' ({node.op_type})"
+    if not 0 <= node.num_captures <= len(node.inputs):
+        return [f"{where} says {node.num_captures} captured inputs but has {len(node.inputs)} inputs"]
+    captured = set(node.captures)
+    problems = [f"{where} has an empty captured input" for t in node.captures if not t][:1]
+    for attr, sub in sorted(node.subgraphs.items()):
+        problems += [f"{attr} of {where}: {p}" for p in structural_problems(sub)]
+        for t in sub.captures:
+            outer, inner = graph.descs.get(t), sub.descs.get(t)
+            if t not in captured:
+                problems.append(f"{attr} of {where} reads outer tensor '{t}', which the node does not capture")
+            elif outer is not None and inner is not None and "undefined" not in (outer.dtype, inner.dtype) \
+                    and outer.dtype != inner.dtype:
+                problems.append(f"{attr} of {where} holds captured '{t}' as {inner.text()}, outside it is "
+                                f"{outer.text()}")
     return problems
 
 

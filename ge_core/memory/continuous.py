@@ -7,7 +7,8 @@ the output: they share one block, which removes the copy and the second live cop
 (DenseNet's growing concats hold half the bytes).
 
 A Concat qualifies only when every input can be pinned to its slice:
-- every input is an activation of a numeric dtype (graph inputs and constants live outside the arena),
+- every input is an activation of a numeric dtype of whole bytes (graph inputs and constants live outside
+  the arena; packed int4/int2/float4 parts could start mid-byte),
   not a view (its bytes are another tensor's) and not a part of another no-copy Concat already;
 - no tensor is concatenated twice, and no two inputs share a view root;
 - every slice starts on the alignment (the arena's addresses are aligned; so are the parts').
@@ -17,12 +18,13 @@ from __future__ import annotations
 
 import math
 
+from ge_core.ir.dtypes import dtype_bits
 from ge_core.ir.graph import Graph
 from ge_core.ir.node import Node
 from ge_core.memory.lifetimes import Lifetimes
 
 Parts = dict[str, tuple[str, int]]  # part tensor -> (Concat output holding it, byte offset inside it)
-NON_ARENA_DTYPES = ("str", "bfloat16", "undefined")  # the arena executor keeps these outside the arena
+NON_ARENA_DTYPES = ("str", "undefined")  # the arena executor keeps these outside the arena
 
 
 def find_no_copy_concats(graph: Graph, lt: Lifetimes, alignment: int) -> Parts:
@@ -43,7 +45,7 @@ def no_task_concats(parts: Parts, lt: Lifetimes) -> set[str]:
 
 def _slices(node: Node, graph: Graph, lt: Lifetimes, alignment: int, parts: Parts) -> Parts | None:
     out = node.outputs[0] if node.outputs else ""
-    if out not in lt.tensors or out in lt.aliases or lt.tensors[out].dtype in NON_ARENA_DTYPES:
+    if out not in lt.tensors or out in lt.aliases or not _byte_addressed(lt.tensors[out].dtype):
         return None
     shape = lt.tensors[out].shape
     axis = int(node.attrs.get("axis", 0))
@@ -66,4 +68,9 @@ def _slices(node: Node, graph: Graph, lt: Lifetimes, alignment: int, parts: Part
 def _can_be_part(tensor: str, lt: Lifetimes, parts: Parts) -> bool:
     life = lt.tensors.get(tensor)
     return (life is not None and tensor not in lt.aliases and tensor not in parts
-            and life.dtype not in NON_ARENA_DTYPES)
+            and _byte_addressed(life.dtype))
+
+
+def _byte_addressed(dtype: str) -> bool:
+    """Held in the arena with whole bytes per element: packed sub-byte parts would start mid-byte."""
+    return dtype not in NON_ARENA_DTYPES and dtype_bits(dtype) >= 8

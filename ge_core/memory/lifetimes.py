@@ -4,6 +4,11 @@ Every activation (a node output; graph inputs and constants live outside the are
 producing it to the step of its last reader; graph outputs stay alive to the last step. A view op's output
 (OpDef.view: Reshape, Squeeze, Identity...) has no bytes of its own: it aliases input 0's block, so the
 tensor it aliases stays alive until the view's last reader (views of views chain to the root).
+
+A control-flow node (If, Loop, Scan) reads the outer tensors its subgraphs capture: they are its trailing
+inputs, so they stay alive until it runs, like any input. Its outputs are planned like any node's; the
+activations of its subgraphs are not: they live outside the arena, in the interpreter's environment of each
+subgraph run, for the length of that run.
 """
 
 from __future__ import annotations

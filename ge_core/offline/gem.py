@@ -71,7 +71,7 @@ def write_gem(contents: Contents, path: str | os.PathLike[str], *, cache_key: st
     with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as archive:
         archive.writestr(MANIFEST, json.dumps(manifest, indent=2))
         archive.writestr(MODEL, model)
-        archive.writestr(ARRAYS, arrays)
+        archive.writestr(ARRAYS, arrays, compress_type=zipfile.ZIP_STORED)  # weights barely compress: no inflating
     os.replace(partial, target)
     return target
 
@@ -119,7 +119,10 @@ def _record_json(record: PassRecord, snapshot: str | None) -> dict[str, Any]:
 
 
 def _digest(model: bytes, arrays: bytes) -> str:
-    return hashlib.sha256(model + b"\0" + arrays).hexdigest()
+    digest = hashlib.sha256(model)
+    digest.update(b"\0")
+    digest.update(arrays)
+    return digest.hexdigest()
 
 
 # -- reading -------------------------------------------------------------------------------------------

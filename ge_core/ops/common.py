@@ -10,6 +10,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ge_core.errors import ShapeError
+from ge_core.ir.dtypes import is_float, onnx_dtype_name
 from ge_core.ir.node import Node
 from ge_core.ir.tensor import TensorDesc, default_format
 from ge_core.ops.registry import Cost, CostFn, Operand
@@ -146,12 +147,26 @@ def np_dtype(dtype: str) -> np.dtype:
 
 
 def dtype_from_onnx(node: Node, code: int) -> str:
-    """Numpy dtype name for an ONNX TensorProto.DataType code (Cast's `to`, ConstantOfShape...)."""
-    from onnx import helper
+    """The dtype name of an ONNX TensorProto.DataType code (Cast's `to`, EyeLike's `dtype`...)."""
+    name = onnx_dtype_name(code)
+    if name is None:
+        raise ShapeError(node.name, node.op_type, [], f"unknown ONNX data type code {code}")
+    return name
 
-    if code == 16:  # BFLOAT16: numpy has none; we compute it in float32
-        return "bfloat16"
-    try:
-        return np.dtype(helper.tensor_dtype_to_np_dtype(code)).name
-    except (KeyError, TypeError, ValueError):
-        raise ShapeError(node.name, node.op_type, [], f"unknown ONNX data type code {code}") from None
+
+def wide_dtype(dtype: np.dtype) -> np.dtype:
+    """The dtype a float kernel computes in: float32 for floats narrower than it (float16, bfloat16,
+    float8...), as ONNX Runtime computes them; any other dtype itself."""
+    return np.dtype(np.float32) if dtype.itemsize < 4 and is_float(dtype.name) else dtype
+
+
+def widened(x: np.ndarray) -> np.ndarray:
+    """`x` in its `wide_dtype` (the array itself when that is its own). Cast the result back with `narrowed`."""
+    wide = wide_dtype(x.dtype)
+    return x if wide == x.dtype else x.astype(wide)
+
+
+def narrowed(y: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """A result computed on `widened` inputs, back in the inputs' `dtype` (overflow to inf is IEEE's)."""
+    with np.errstate(all="ignore"):
+        return np.asarray(y).astype(dtype, copy=False)

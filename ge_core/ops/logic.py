@@ -1,22 +1,21 @@
-"""Logic: comparisons (bool out), boolean ops, NaN/Inf tests, Where, Cast/CastLike, Identity, Dropout.
+"""Logic: comparisons (bool out), boolean ops, NaN/Inf tests, Where, Identity, Dropout.
 
-bfloat16 tensors are held in float32 arrays (numpy has no bfloat16): Cast to bfloat16 rounds to the
-nearest bfloat16 value, ties to even, and keeps the float32 container. (Fed ml_dtypes bfloat16 arrays
-also reach kernels: CastLike to one of them keeps that container.)
+(Cast, CastLike and BitCast live in cast.py.)
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
+import ml_dtypes
 import numpy as np
 
 from ge_core.errors import ShapeError
+from ge_core.ir.dtypes import BY_NAME
 from ge_core.ir.node import Node
 from ge_core.ir.tensor import TensorDesc
 from ge_core.ops.common import (
     broadcast,
-    dtype_from_onnx,
     elementwise_cost,
     like,
     make_desc,
@@ -31,9 +30,8 @@ from ge_core.ops.math import FLOATS, NUMERIC, broadcast_infer, check_dtype, unar
 from ge_core.ops.registry import Category, InferFn, KernelFn, NpuLayout, OpDef, Operand, Unit
 
 BOOL = frozenset({"bool"})
-# Dtypes Cast converts between; strings, float8 and 4-bit ints are not supported.
-CASTABLE = NUMERIC | BOOL
-ANY = CASTABLE | frozenset({"str"})
+ANY = NUMERIC | BOOL | frozenset({"str"})  # what Equal compares
+EVERY_DTYPE = frozenset(BY_NAME)  # Identity passes any tensor through
 
 
 def _compare(fn: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> KernelFn:
@@ -83,64 +81,10 @@ def _where(node: Node, inputs: list[np.ndarray | None]) -> list[np.ndarray]:
     return [np.asarray(np.where(cond, x, y), dtype=x.dtype)]
 
 
-# ---- Cast -----------------------------------------------------------------------------------------
-def _cast_target(node: Node, operands: list[Operand | None]) -> str:
-    to = node.attr("to")
-    if to is None:
-        raise shape_error(node, operands, "the attribute 'to' (target data type) is required")
-    dtype = dtype_from_onnx(node, int(to))
-    if dtype not in CASTABLE:
-        raise shape_error(node, operands, f"casting to {dtype} is not supported "
-                                          f"(supported: {', '.join(sorted(CASTABLE))})")
-    return dtype
-
-
-def _cast_infer(node: Node, operands: list[Operand | None]) -> list[TensorDesc]:
-    require_inputs(node, operands, 1, 1)
-    desc = operand(node, operands, 0).desc
-    check_dtype(node, operands, desc.dtype, CASTABLE, "the input")
-    return [like(desc, dtype=_cast_target(node, operands))]
-
-
-def _castlike_infer(node: Node, operands: list[Operand | None]) -> list[TensorDesc]:
-    require_inputs(node, operands, 2, 2)
-    desc, target = operand(node, operands, 0).desc, operand(node, operands, 1).desc
-    check_dtype(node, operands, desc.dtype, CASTABLE, "the input")
-    check_dtype(node, operands, target.dtype, CASTABLE, "the target (input 1)")
-    return [like(desc, dtype=target.dtype)]
-
-
 def round_to_bfloat16(x: np.ndarray) -> np.ndarray:
-    """Round to the nearest bfloat16 value (ties to even), kept in a float32 array; NaN stays NaN."""
-    f = np.asarray(x, dtype=np.float32)
-    bits = f.view(np.uint32)
-    # Adding 0x7FFF plus the lowest kept bit and truncating the low 16 bits rounds half to even.
-    rounded = (bits + np.uint32(0x7FFF) + ((bits >> 16) & np.uint32(1))) & np.uint32(0xFFFF0000)
-    return np.where(np.isnan(f), f, rounded.view(np.float32))
-
-
-def cast_array(x: np.ndarray, dtype: str) -> np.ndarray:
-    """Cast with ONNX semantics: float -> int truncates toward zero, nonzero -> True. Always a copy.
-    Out-of-range float -> int is undefined in ONNX; numpy's result is kept and its warning muted."""
-    if dtype == "bfloat16":
-        return round_to_bfloat16(x)
+    """`x` rounded to the nearest bfloat16 (ties to even), as an ml_dtypes bfloat16 array."""
     with np.errstate(all="ignore"):
-        return x.astype(dtype)
-
-
-def _cast(node: Node, inputs: list[np.ndarray | None]) -> list[np.ndarray]:
-    x = inputs[0]
-    assert x is not None
-    return [cast_array(x, dtype_from_onnx(node, int(node.attr("to"))))]
-
-
-def _castlike(node: Node, inputs: list[np.ndarray | None]) -> list[np.ndarray]:
-    x, target = inputs
-    assert x is not None and target is not None
-    if target.dtype.name == "bfloat16":  # a fed ml_dtypes bfloat16 array: match its container
-        with np.errstate(all="ignore"):
-            return [x.astype(target.dtype)]
-    return [cast_array(x, target.dtype.name)]
+        return np.asarray(x).astype(ml_dtypes.bfloat16)
 
 
 # ---- Identity, Dropout ----------------------------------------------------------------------------
@@ -231,12 +175,8 @@ OPS: list[OpDef] = [
     OpDef("IsInf", Category.ELEMENTWISE, _float_test_infer, _is_inf, elementwise_cost(1)),
     # cond ? x : y, the three inputs broadcast together
     OpDef("Where", Category.BROADCAST, _where_infer, _where, elementwise_cost(1)),
-    # convert to the dtype `to` (float -> int truncates)
-    OpDef("Cast", Category.ELEMENTWISE, _cast_infer, _cast, elementwise_cost(1)),
-    # convert to the dtype of input 1
-    OpDef("CastLike", Category.ELEMENTWISE, _castlike_infer, _castlike, elementwise_cost(1)),
     # a copy of x
-    OpDef("Identity", Category.INJECTIVE, unary_infer(ANY), _identity, zero_flop_cost, view=True,
+    OpDef("Identity", Category.INJECTIVE, unary_infer(EVERY_DTYPE), _identity, zero_flop_cost, view=True,
           npu_layout=NpuLayout.PASS_THROUGH),
     # inference: x unchanged (and an all-True mask); training mode is refused
     OpDef("Dropout", Category.INJECTIVE, _dropout_infer, _dropout, zero_flop_cost,

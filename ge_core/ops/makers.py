@@ -32,11 +32,6 @@ def _dtype_name(a: np.ndarray) -> str:
     return "str" if a.dtype.kind in "OUS" else a.dtype.name
 
 
-def _numpy_dtype(dtype: str) -> np.dtype:
-    """bfloat16 has no numpy type: it is computed in float32 (as common.dtype_from_onnx notes)."""
-    return np.dtype(np.float32) if dtype == "bfloat16" else np_dtype(dtype)
-
-
 # ---- Constant ------------------------------------------------------------------------------------
 _CONSTANT_ATTRS = ("value", "value_float", "value_floats", "value_int", "value_ints",
                    "value_string", "value_strings", "sparse_value")
@@ -172,7 +167,7 @@ def _eye_like(node: Node, inputs: list[np.ndarray | None]) -> list[np.ndarray]:
     x = inputs[0]
     assert x is not None
     code = node.attr("dtype")
-    dtype = x.dtype if code is None else _numpy_dtype(dtype_from_onnx(node, int(code)))
+    dtype = x.dtype if code is None else np_dtype(dtype_from_onnx(node, int(code)))
     return [np.eye(x.shape[0], x.shape[1], k=int(node.attr("k", 0)), dtype=dtype)]
 
 

@@ -17,10 +17,12 @@ from ge_core.ops.common import (
     elementwise_cost,
     like,
     make_desc,
+    narrowed,
     operand,
     require_inputs,
     same_dtype,
     shape_error,
+    widened,
 )
 from ge_core.ops.registry import Category, Cost, InferFn, KernelFn, OpDef, Operand, VectorClass
 
@@ -77,9 +79,8 @@ def float_kernel(fn: Callable[[Node, np.ndarray], np.ndarray]) -> KernelFn:
     def kernel(node: Node, inputs: list[np.ndarray | None]) -> list[np.ndarray]:
         x = inputs[0]
         assert x is not None
-        work = x.astype(np.float32) if x.dtype.itemsize < 4 else x
-        with np.errstate(all="ignore"):  # float16 overflow on the way back is inf too
-            return [np.asarray(fn(node, work)).astype(x.dtype, copy=False)]
+        with np.errstate(all="ignore"):
+            return [narrowed(fn(node, widened(x)), x.dtype)]  # float16 overflow on the way back is inf too
 
     return kernel
 

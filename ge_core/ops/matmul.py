@@ -1,6 +1,6 @@
 """Matrix products: MatMul (numpy matmul semantics) and Gemm (alpha * A' @ B' + beta * C).
 
-float16 is multiplied in float32 (numpy has no float16 BLAS) and cast back; integer types use numpy's
+float16 and bfloat16 are multiplied in float32 (numpy has no BLAS for them) and cast back; integer types use numpy's
 integer matmul, which wraps on overflow as ONNX Runtime does.
 """
 
@@ -16,11 +16,13 @@ from ge_core.ops.common import (
     broadcast,
     io_bytes,
     make_desc,
+    narrowed,
     operand,
     optional,
     require_inputs,
     same_dtype,
     shape_error,
+    widened,
 )
 from ge_core.ops.registry import Category, Cost, OpDef, Operand
 
@@ -33,8 +35,9 @@ def _dims_agree(a: int, b: int) -> bool:
 
 def _product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """a @ b as an array (numpy returns a scalar for 1-D @ 1-D)."""
-    if a.dtype == np.float16:
-        return np.asarray(np.matmul(a.astype(np.float32), b.astype(np.float32))).astype(np.float16)
+    wide_a = widened(a)
+    if wide_a is not a:  # float16/bfloat16: in float32, rounded once
+        return narrowed(np.matmul(wide_a, widened(b)), a.dtype)
     return np.asarray(np.matmul(a, b))
 
 

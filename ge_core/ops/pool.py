@@ -17,9 +17,10 @@ import math
 
 import numpy as np
 
+from ge_core.ir.dtypes import is_float
 from ge_core.ir.node import Node
 from ge_core.ir.tensor import TensorDesc
-from ge_core.ops.common import io_bytes, like, make_desc, operand, require_inputs, shape_error
+from ge_core.ops.common import io_bytes, like, make_desc, operand, require_inputs, shape_error, wide_dtype
 from ge_core.ops.registry import Category, Cost, NpuLayout, OpDef, Operand
 from ge_core.ops.spatial import Window, int_list, operands_of, pad_input, sliding_window, spatial_numel
 
@@ -53,10 +54,6 @@ def _avg_dilations(node: Node) -> bool:
     return node.opset >= 19  # AveragePool gained dilations at opset 19
 
 
-def _compute_dtype(dtype: np.dtype) -> np.dtype:
-    return np.dtype(np.float32) if dtype == np.float16 else dtype
-
-
 # ---- MaxPool -----------------------------------------------------------------------------------------
 
 def _infer_max_pool(node: Node, operands: list[Operand | None]) -> list[TensorDesc]:
@@ -80,11 +77,12 @@ def _max_pool(node: Node, inputs: list[np.ndarray | None]) -> list[np.ndarray]:
     assert x is not None
     operands = operands_of(inputs)
     win = _window(node, operands, operand(node, operands, 0).desc, dilations=True)
-    low = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+    floats = is_float(x.dtype.name)  # bfloat16 too
+    low = -np.inf if floats else np.iinfo(x.dtype).min
     xp = pad_input(x, win, low)
     want_indices = len(node.outputs) > 1 and bool(node.outputs[1])
     if not want_indices:
-        return [_reduce_taps(xp, win, np.fmax if x.dtype.kind == "f" else np.maximum)]
+        return [_reduce_taps(xp, win, np.fmax if floats else np.maximum)]
     return list(_max_with_indices(x, xp, win, int(node.attr("storage_order", 0))))
 
 
@@ -157,7 +155,7 @@ def _average_pool(node: Node, inputs: list[np.ndarray | None]) -> list[np.ndarra
     assert x is not None
     operands = operands_of(inputs)
     win = _window(node, operands, operand(node, operands, 0).desc, dilations=_avg_dilations(node))
-    xc = x.astype(_compute_dtype(x.dtype), copy=False)
+    xc = x.astype(wide_dtype(x.dtype), copy=False)
     total = _reduce_taps(pad_input(xc, win, 0), win, np.add)
     include_pad = bool(node.attr("count_include_pad", 0))
     total /= _tap_counts(win, x.shape[2:], include_pad).astype(total.dtype)
@@ -191,7 +189,7 @@ def _global_average_pool(node: Node, inputs: list[np.ndarray | None]) -> list[np
     (x,) = inputs
     assert x is not None
     axes = tuple(range(2, x.ndim))
-    return [x.mean(axis=axes, keepdims=True, dtype=_compute_dtype(x.dtype)).astype(x.dtype, copy=False)]
+    return [x.mean(axis=axes, keepdims=True, dtype=wide_dtype(x.dtype)).astype(x.dtype, copy=False)]
 
 
 def _global_max_pool(node: Node, inputs: list[np.ndarray | None]) -> list[np.ndarray]:

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from ge_core.ir.dtypes import is_float
 from ge_core.ir.node import Node
 from ge_core.ir.tensor import TensorDesc
 from ge_core.ops.common import (
@@ -24,6 +25,8 @@ from ge_core.ops.common import (
     optional,
     require_inputs,
     shape_error,
+    wide_dtype,
+    widened,
 )
 from ge_core.ops.registry import Category, Cost, CostFn, OpDef, Operand
 
@@ -94,8 +97,8 @@ def _unknown_axes_desc(node: Node, operands: list[Operand | None], x: TensorDesc
 
 
 def _accumulator(x: np.ndarray) -> np.dtype:
-    """Half-precision sums accumulate in float32 (as ORT does); other types in their own dtype."""
-    return np.dtype(np.float32) if x.dtype == np.float16 else x.dtype
+    """Half-precision sums (float16, bfloat16) accumulate in float32 (as ORT does); others in their own dtype."""
+    return wide_dtype(x.dtype)
 
 
 def _sum(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
@@ -114,13 +117,19 @@ def _extreme(x: np.ndarray, axes: tuple[int, ...], *, largest: bool) -> np.ndarr
     """Max/Min; over an empty set they give the identity (-inf/+inf, or the int/bool bounds)."""
     if x.dtype == np.bool_:
         initial: Any = not largest
-    elif x.dtype.kind == "f":
+    elif is_float(x.dtype.name):  # bfloat16 too
         initial = -np.inf if largest else np.inf
     else:
         info = np.iinfo(x.dtype)
         initial = info.min if largest else info.max
     fn = np.max if largest else np.min
     return fn(x, axis=axes, keepdims=True, initial=initial)
+
+
+def _log_sum(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
+    """log(sum(x)): -inf over an empty set (log 0), NaN where the sum is negative."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.log(_sum(x, axes))
 
 
 def _log_sum_exp(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
@@ -145,6 +154,7 @@ REDUCERS: dict[str, ReduceFn] = {
     "ReduceL2": lambda x, a: np.sqrt(np.sum(np.square(x.astype(np.float64)), axis=a, keepdims=True)),
     "ReduceSumSquare": lambda x, a: np.sum(np.square(x), axis=a, dtype=_accumulator(x), keepdims=True),
     "ReduceLogSumExp": _log_sum_exp,
+    "ReduceLogSum": _log_sum,
 }
 
 
@@ -205,7 +215,7 @@ def _softmax(node: Node, inputs: list[np.ndarray | None]) -> list[np.ndarray]:
         data, axis = x.reshape(int(np.prod(x.shape[:axis])), -1), 1
     else:
         data = x
-    xf = data.astype(np.float32) if data.dtype == np.float16 else data
+    xf = widened(data)  # float16/bfloat16 in float32
     shifted = xf - np.max(xf, axis=axis, keepdims=True)
     exp = np.exp(shifted)
     total = np.sum(exp, axis=axis, keepdims=True)
@@ -301,6 +311,8 @@ OPS: list[OpDef] = [
     _reduce_def("ReduceSumSquare", 2, "sum(x^2) over axes"),
     # log(sum(exp(x))) over axes, computed shifted by the max
     _reduce_def("ReduceLogSumExp", 4, "log(sum(exp(x))) over axes"),
+    # log of the sum over axes
+    _reduce_def("ReduceLogSum", 2, "log(sum(x)) over axes"),
     # exp(x - max) / sum(exp(x - max)) along axis (2-D coerced before opset 13)
     OpDef("Softmax", Category.REDUCE, _infer_softmax, _softmax, _reduce_cost(5), doc="softmax along axis",
           reduce_span=_softmax_span),

@@ -87,6 +87,17 @@ KernelFn = Callable[[Node, list[np.ndarray | None]], list[np.ndarray]]
 CostFn = Callable[[Node, list[TensorDesc | None], list[TensorDesc]], Cost]
 ValueFn = Callable[[Node, list[Operand | None]], list[np.ndarray | None]]
 SpanFn = Callable[[Node, tuple[int, ...]], int]
+# Control flow. A subgraph is inferred from the operands of its formal inputs (its captured tensors come
+# from the node's own operands, which the driver in infer.py supplies), and run on the values of its formal
+# inputs by the interpreter (`where` says which iteration, for errors). Both return its outputs in order.
+InferSubgraph = Callable[[str, list[Operand]], list[Operand]]  # (attribute name, formal inputs) -> outputs
+RunSubgraph = Callable[[str, list[np.ndarray], str], list[np.ndarray]]  # (attribute, formal inputs, where)
+# The node's explicit operands (captured ones excluded) and the callback; outputs with known values if any.
+ControlInferFn = Callable[[Node, list[Operand | None], InferSubgraph], list[Operand]]
+# The node's explicit inputs, the runner and its output descs (an empty scan output takes its shape there).
+ControlKernelFn = Callable[[Node, list[np.ndarray | None], RunSubgraph, Sequence[TensorDesc | None]],
+                           list[np.ndarray]]
+BodyFn = Callable[[Node, list[TensorDesc | None], list[TensorDesc]], "Graph | None"]
 
 
 def default_cost(node: Node, inputs: list[TensorDesc | None], outputs: list[TensorDesc]) -> Cost:
@@ -137,6 +148,19 @@ class OpDef:
     reduce_span: SpanFn | None = None
     # Its cost already counts device bytes (NC1HWC0 padding included): the simulator adds no padding.
     device_bytes: bool = False
+    # ---- control flow (If, Loop, Scan): the op's work is its node's subgraphs ----------------------------
+    # Inference through the subgraphs (infer.py's driver calls it; `infer` is the same without applying the
+    # subgraphs' descs) and the kernel the interpreter calls with a runner of the subgraphs (`kernel` refuses).
+    infer_subgraphs: ControlInferFn | None = None
+    run_subgraphs: ControlKernelFn | None = None
+    # The one subgraph the node runs exactly once, given its explicit operands (an If whose condition is
+    # known), else None: constant folding inlines it, as GE folds such an If.
+    inline_branch: Callable[[Node, list[Operand | None]], str | None] | None = None
+    # Its kernel written as a body of simpler registered ops, from the node and its descs (None while it
+    # cannot say, e.g. unknown dims): tiling and the simulator price the op as they price a fused kernel of
+    # that body (Attention: MatMul, scale, mask, Softmax, MatMul, like the FusedAttention graph fusion
+    # makes). For pricing only: the op's own kernel runs. A shared body, never edited.
+    kernel_body: BodyFn | None = None
 
     def __post_init__(self) -> None:
         if not self.deterministic and self.foldable:

@@ -9,7 +9,10 @@ to their base launch nothing: their tensor is just the base's bytes under anothe
 Concats (PlanStep.no_task): their inputs were written at their slices of the output, which is just read.
 
 So a wrong plan — two live tensors sharing bytes — gives wrong numbers here instead of passing silently.
-Tensors the arena cannot hold (strings, bfloat16 stand-ins) or the plan leaves out live outside it.
+Sub-byte tensors (int4, int2, float4...) are held packed, as the plan sizes them (ge_core/ir/dtypes.py):
+their outputs are packed into the slot, and every read (a consumer's input, a graph output) unpacks the
+slot's bytes again, so those too come from the arena. Tensors the arena cannot hold (strings) or the plan
+leaves out live outside it.
 It runs through the interpreter (kernel calls, error wrapping, desc checks, fused bodies): only where
 outputs are stored, and which nodes launch nothing, are its own.
 """
@@ -24,6 +27,7 @@ from typing import Protocol
 import numpy as np
 
 from ge_core.errors import ExecutionError, ModelError
+from ge_core.ir.dtypes import dtype_bits, numpy_dtype, pack, packed_nbytes, unpack
 from ge_core.ir.graph import Graph
 from ge_core.ir.node import Node
 from ge_core.ops import REGISTRY
@@ -82,6 +86,7 @@ class _Slot:
     nbytes: int
     shape: tuple[int, ...]
     dtype: np.dtype
+    packed: bool = False  # a sub-byte dtype, held packed (read through unpack, not a view)
 
 
 class ArenaExecutor:
@@ -100,10 +105,14 @@ class ArenaExecutor:
         self.steps = plan_steps(graph, registry, [graph.node(s.node) for s in plan.steps], free=False)
         self.zero_copy = {step.node: slot for step, s in zip(self.steps, plan.steps, strict=True)
                           if (slot := _zero_copy_slot(step, plan, self.slots, s.no_task)) is not None}
+        self.packed = {t for t, slot in self.slots.items() if slot.packed}
 
     def run(self, feeds: Mapping[str, object]) -> ExecutionResult:
         checked = check_feeds(self.graph, feeds)
-        result = _ArenaRun(self, np.empty(self.plan.arena_bytes, np.uint8)).run(checked)
+        arena = np.empty(self.plan.arena_bytes, np.uint8)
+        result = _ArenaRun(self, arena).run(checked)
+        for t in self.packed & set(result.outputs):  # read back from the arena, as unpacked outputs
+            result.outputs[t] = _view(arena, self.slots[t])
         result.peak_live_bytes = self.plan.arena_bytes
         return result
 
@@ -120,6 +129,8 @@ class _ArenaRun(Interpreter):
         slot = self.layout.zero_copy.get(step.node)
         if slot is not None:  # launches nothing: the tensor is bytes already written, under its own shape
             return [_view(self.arena, slot)]
+        for t in self.layout.packed.intersection(step.node.inputs):  # packed inputs: read from their bytes
+            env[t] = _view(self.arena, self.layout.slots[t])
         return super().run_node(step, env)  # ExecutionError naming node, op and input shapes on failure
 
     def store_outputs(self, node: Node, values: list[np.ndarray], env: Env) -> None:
@@ -136,36 +147,30 @@ class _ArenaRun(Interpreter):
                 raise ExecutionError(node.name, node.op_type, [_shape(env.get(i)) if i else None for i in node.inputs],
                                      f"output '{t}' came out {value.dtype}{list(value.shape)} but the memory plan "
                                      f"allocated {slot.dtype}{list(slot.shape)}")
+            if slot.packed:
+                self.arena[slot.offset: slot.offset + slot.nbytes] = pack(value)
+                env[t] = _view(self.arena, slot)
+                continue
             target = _view(self.arena, slot)
             np.copyto(target, value)  # numpy copies through a temporary when the two overlap
             env[t] = target
 
 
 def _slots(plan: MemoryPlanLike) -> dict[str, _Slot]:
-    """Every allocation the arena can hold (numeric dtypes), checked to fit inside it."""
+    """Every allocation the arena can hold (all but strings), checked to fit inside it."""
     slots: dict[str, _Slot] = {}
     for tensor, alloc in plan.allocations.items():
-        dtype = _numpy_dtype(alloc.dtype)
+        dtype = numpy_dtype(alloc.dtype)
         if dtype is None:
             continue
         shape = tuple(int(d) for d in alloc.shape)
-        nbytes = math.prod(shape) * dtype.itemsize
+        nbytes = packed_nbytes(math.prod(shape), alloc.dtype)
         too_big = nbytes > alloc.size and tensor not in plan.aliases  # a view may record no size of its own
         if alloc.offset < 0 or alloc.offset + nbytes > plan.arena_bytes or too_big:
             raise ModelError(f"memory plan: tensor '{tensor}' ({nbytes} bytes at offset {alloc.offset}, "
                              f"size {alloc.size}) does not fit its slot or the {plan.arena_bytes}-byte arena.")
-        slots[tensor] = _Slot(alloc.offset, nbytes, shape, dtype)
+        slots[tensor] = _Slot(alloc.offset, nbytes, shape, dtype, dtype_bits(alloc.dtype) < 8)
     return slots
-
-
-def _numpy_dtype(dtype: str) -> np.dtype | None:
-    if dtype in ("str", "bfloat16", "undefined"):
-        return None
-    try:
-        result = np.dtype(dtype)
-    except TypeError:
-        return None
-    return None if result.kind in "OUSV" else result
 
 
 def _zero_copy_slot(step: Step, plan: MemoryPlanLike, slots: Mapping[str, _Slot], no_task: bool) -> _Slot | None:
@@ -181,7 +186,11 @@ def _zero_copy_slot(step: Step, plan: MemoryPlanLike, slots: Mapping[str, _Slot]
 
 
 def _view(arena: np.ndarray, slot: _Slot) -> np.ndarray:
-    return arena[slot.offset: slot.offset + slot.nbytes].view(slot.dtype).reshape(slot.shape)
+    """The tensor in its slot: a view of the bytes, or for a packed slot its bytes unpacked (a copy)."""
+    data = arena[slot.offset: slot.offset + slot.nbytes]
+    if slot.packed:
+        return unpack(data, slot.dtype.name, slot.shape)
+    return data.view(slot.dtype).reshape(slot.shape)
 
 
 def _shape(value: np.ndarray | None) -> tuple[int, ...] | None:

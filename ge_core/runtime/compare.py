@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ge_core.ir.dtypes import is_extension
+
 _NUMBER_KINDS = "biufc"  # bool, signed, unsigned, float, complex: compared by value
 _SCALE_FLOOR = 1e-30  # a reference of all zeros: any difference is (nearly) infinitely relative
 
@@ -26,7 +28,7 @@ def relative_error(got: np.ndarray, want: np.ndarray) -> float:
         return float("inf")
     if want.size == 0:
         return 0.0
-    if got.dtype.kind not in _NUMBER_KINDS or want.dtype.kind not in _NUMBER_KINDS:
+    if not (_numeric(got.dtype) and _numeric(want.dtype)):
         return 0.0 if np.array_equal(got, want) else float("inf")
     wide = np.complex128 if "c" in (got.dtype.kind, want.dtype.kind) else np.float64
     a, b = got.astype(wide), want.astype(wide)
@@ -39,3 +41,7 @@ def relative_error(got: np.ndarray, want: np.ndarray) -> float:
     finite = np.abs(b[np.isfinite(b)])
     scale = float(finite.max()) if finite.size else 0.0
     return float(diff.max()) / max(scale, _SCALE_FLOOR)
+
+
+def _numeric(dtype: np.dtype) -> bool:
+    return dtype.kind in _NUMBER_KINDS or is_extension(dtype)  # ml_dtypes' (bfloat16, float8, int4) are numbers

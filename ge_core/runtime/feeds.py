@@ -7,6 +7,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from ge_core.errors import UsageError
+from ge_core.ir.dtypes import dtype_info, is_extension, name_of, numpy_dtype
 from ge_core.ir.graph import Graph
 from ge_core.ir.limits import check_tensor_size
 
@@ -23,9 +24,9 @@ def check_feeds(graph: Graph, feeds: Mapping[str, object]) -> dict[str, np.ndarr
                          hint="Feed every input (or omit --inputs to use seeded random inputs).")
     checked: dict[str, np.ndarray] = {}
     for name in graph.inputs:
-        value = np.asarray(feeds[name])
         desc = graph.desc(name)
-        have = "str" if value.dtype.kind in "OUS" else value.dtype.name
+        value = _typed(np.asarray(feeds[name]), desc.dtype)
+        have = name_of(value.dtype)
         if have != desc.dtype:
             raise UsageError(f"input '{name}' is fed {have} but the model expects {desc.dtype}.",
                              hint=f"Cast it, e.g. x.astype('{desc.dtype}').")
@@ -34,6 +35,16 @@ def check_feeds(graph: Graph, feeds: Mapping[str, object]) -> dict[str, np.ndarr
                              f"{desc.text()} (? = any size).")
         checked[name] = value
     return checked
+
+
+def _typed(value: np.ndarray, dtype: str) -> np.ndarray:
+    """An .npz file stores ml_dtypes arrays (bfloat16, float8, int4...) as raw bytes (void `V2`, `V1`):
+    those bytes are read as the dtype the input declares when the widths agree."""
+    want = numpy_dtype(dtype)
+    if value.dtype.kind == "V" and value.dtype.names is None and want is not None and is_extension(want) \
+            and value.dtype.itemsize == want.itemsize:
+        return value.view(want)
+    return value
 
 
 def random_feeds(graph: Graph, seed: int = 0) -> dict[str, np.ndarray]:
@@ -56,11 +67,13 @@ def random_feeds(graph: Graph, seed: int = 0) -> dict[str, np.ndarray]:
 
 
 def _random(rng: np.random.Generator, shape: tuple[int, ...], dtype: str) -> np.ndarray:
-    if dtype == "bool":
+    info = dtype_info(dtype)
+    kind = info.kind if info is not None else ""
+    if kind == "bool":
         return rng.integers(0, 2, size=shape).astype(bool)
-    kind = np.dtype(dtype).kind
-    if kind == "f":
-        return rng.standard_normal(size=shape).astype(dtype)
-    if kind in "iu":
+    if kind == "float":  # bfloat16 and float8 too, rounded from float32 (E8M0 holds no negative numbers)
+        values = rng.standard_normal(size=shape).astype(np.float32)
+        return (np.abs(values) if dtype == "float8_e8m0fnu" else values).astype(dtype)
+    if kind in ("int", "uint"):
         return rng.integers(0, 2, size=shape).astype(dtype)
     raise UsageError(f"cannot make random inputs of dtype {dtype}; feed them with --inputs.")

@@ -15,6 +15,12 @@ A fused node (a body and no registered op of its own) is not a kernel call: the 
 with a body interpreter that forwards `call_kernel` to the enclosing one, so an override applies inside
 bodies too. A body is planned once per body graph (bodies are shared and never edited once built); one
 with unknown dims has its inputs checked and is specialised to their shapes, as Executor does for graphs.
+
+A control-flow node (If, Loop, Scan: OpDef.run_subgraphs) is not a kernel call either: its op decides which
+subgraph runs how often (ops/control_kernels.py), and each run interprets the subgraph with a subgraph
+interpreter that forwards `call_kernel` the same way, the node's captured values visible by name. A
+failure inside names the node, the subgraph and the iteration. Subgraphs run outside any memory plan: their
+activations live in their own environment, and only the node's outputs are stored by `store_outputs`.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ge_core.errors import ExecutionError, GEError
+from ge_core.ir.dtypes import name_of, numpy_dtype
 from ge_core.ir.graph import Graph
 from ge_core.ir.node import Node
 from ge_core.ir.tensor import TensorDesc
@@ -81,10 +88,13 @@ def plan_steps(graph: Graph, registry: OpRegistry = REGISTRY, order: Sequence[No
 class Interpreter:
     """Runs one planned graph on many feeds; subclasses override the hooks (see the module's docstring)."""
 
+    copies_outputs = True  # outputs never alias constants or feeds (a subgraph's may: its caller copies)
+
     def __init__(self, graph: Graph, registry: OpRegistry = REGISTRY, steps: Sequence[Step] | None = None) -> None:
         self.graph = graph
         self.registry = registry
         self.steps = tuple(steps) if steps is not None else plan_steps(graph, registry)
+        self.subgraph_plans: dict[int, tuple[Graph, tuple[Step, ...]]] = {}  # id(subgraph) -> its plan
 
     def run(self, feeds: Mapping[str, np.ndarray]) -> ExecutionResult:
         """Run on feeds already checked against the graph's inputs (Executor.run checks them)."""
@@ -105,7 +115,9 @@ class Interpreter:
                 peak = max(peak, live)
                 for t in step.frees:
                     live -= env.pop(t).nbytes
-        borrowed = set(self.graph.constants) | set(self.graph.inputs)
+        if not self.copies_outputs:
+            return ExecutionResult({t: env[t] for t in self.graph.outputs}, timings, peak)
+        borrowed = set(self.graph.constants) | set(self.graph.inputs) | set(self.graph.captures)
         outputs = {t: _owned(env[t], t in borrowed) for t in self.graph.outputs}
         return ExecutionResult(outputs, timings, peak)
 
@@ -114,7 +126,12 @@ class Interpreter:
         node = step.node
         args = [env[t] if t else None for t in node.inputs]
         try:
-            outputs = self.run_body(step.body, args) if step.body is not None else self.call_kernel(node, step.op, args)
+            if step.op.run_subgraphs is not None:
+                outputs = self.run_control(step, args)
+            elif step.body is not None:
+                outputs = self.run_body(step.body, args)
+            else:
+                outputs = self.call_kernel(node, step.op, args)
         except GEError:
             raise
         except Exception as exc:
@@ -146,6 +163,58 @@ class Interpreter:
         graph, steps, feeds = _body_plans(body, self.registry).for_feeds(body, feeds)
         outputs = _BodyInterpreter(self, graph, steps).run(feeds).outputs
         return [outputs[t] for t in body.outputs]
+
+
+    # ---- control flow --------------------------------------------------------------------------
+    def run_control(self, step: Step, args: list[np.ndarray | None]) -> Sequence[np.ndarray]:
+        """A control-flow node's outputs: its op runs its subgraphs through `run_subgraph`."""
+        node, run_subgraphs = step.node, step.op.run_subgraphs
+        assert run_subgraphs is not None
+        explicit = len(node.inputs) - node.num_captures
+        captured = {t: v for t, v in zip(node.captures, args[explicit:], strict=True) if v is not None}
+
+        def run(attr: str, formal: list[np.ndarray], where: str) -> list[np.ndarray]:
+            return self.run_subgraph(node, attr, formal, captured, where)
+
+        return run_subgraphs(node, args[:explicit], run, step.descs)
+
+    def run_subgraph(self, node: Node, attr: str, formal: Sequence[np.ndarray], captured: Mapping[str, np.ndarray],
+                     where: str) -> list[np.ndarray]:
+        """One run of subgraph `attr` of `node` on its formal inputs, the captured values visible."""
+        sub = node.subgraphs[attr]
+        context = f"in {attr}" + (f", {where}" if where else "")
+        if len(formal) != len(sub.inputs):
+            raise ExecutionError(node.name, node.op_type, _shapes(list(formal)), f"{context}: {len(formal)} values "
+                                 f"for the subgraph's {len(sub.inputs)} inputs")
+        feeds = dict(zip(sub.inputs, formal, strict=True))
+        feeds.update((t, captured[t]) for t in sub.captures)
+        try:
+            result = _SubgraphInterpreter(self, sub, self._subgraph_steps(sub)).run(feeds)
+        except GEError as err:
+            raise ExecutionError(node.name, node.op_type, _shapes(list(formal)), f"{context}: {err.message}") from err
+        return [result.outputs[t] for t in sub.outputs]
+
+    def _subgraph_steps(self, sub: Graph) -> tuple[Step, ...]:
+        """A subgraph's plan, made on its first run by this interpreter (subgraphs may be edited between
+        compiles, so plans are not kept beyond the interpreter that made them)."""
+        known = self.subgraph_plans.get(id(sub))
+        if known is None or known[0] is not sub:
+            known = self.subgraph_plans[id(sub)] = (sub, plan_steps(sub, self.registry))
+        return known[1]
+
+
+class _SubgraphInterpreter(Interpreter):
+    """A control-flow subgraph run inside `parent`: the parent's kernel calls and subgraph plans."""
+
+    copies_outputs = False
+
+    def __init__(self, parent: Interpreter, sub: Graph, steps: Sequence[Step]) -> None:
+        super().__init__(sub, parent.registry, steps)
+        self.parent = parent
+        self.subgraph_plans = parent.subgraph_plans
+
+    def call_kernel(self, node: Node, op: OpDef, args: list[np.ndarray | None]) -> Sequence[np.ndarray]:
+        return self.parent.call_kernel(node, op, args)
 
 
 class _BodyInterpreter(Interpreter):
@@ -198,7 +267,7 @@ def _last_uses(graph: Graph, nodes: Sequence[Node]) -> dict[int, list[str]]:
                 last_use[t] = i
         for t in node.outputs:
             last_use.setdefault(t, i)  # an output nobody reads is freed right away
-    keep = set(graph.outputs) | set(graph.constants) | set(graph.inputs)
+    keep = set(graph.outputs) | set(graph.constants) | set(graph.inputs) | set(graph.captures)
     frees: dict[int, list[str]] = {}
     for t, i in last_use.items():
         if t not in keep:
@@ -211,8 +280,8 @@ def _check_against_descs(step: Step, values: list[np.ndarray], args: list[np.nda
     for t, value, desc, want in zip(step.node.outputs, values, step.descs, step.dtypes, strict=True):
         if desc is None or (value.shape == desc.shape and value.dtype == want):
             continue  # the common case, decided without Python-level dtype names
-        dtype = "str" if value.dtype.kind in "OUS" else value.dtype.name
-        same_dtype = desc.dtype in (dtype, "bfloat16", "undefined")
+        dtype = name_of(value.dtype)
+        same_dtype = desc.dtype in (dtype, "undefined")
         same_shape = value.ndim == desc.rank and all(
             d < 0 or d == v for d, v in zip(desc.shape, value.shape, strict=True))
         if not (same_dtype and same_shape):
@@ -222,14 +291,8 @@ def _check_against_descs(step: Step, values: list[np.ndarray], args: list[np.nda
 
 
 def _numpy_dtype(desc: TensorDesc | None) -> np.dtype | None:
-    """numpy's dtype of the same name as the desc's (None when there is none: str, bfloat16, undefined)."""
-    if desc is None:
-        return None
-    try:
-        dtype = np.dtype(desc.dtype)
-    except TypeError:
-        return None
-    return dtype if dtype.name == desc.dtype and dtype.kind not in "OUSV" else None
+    """numpy's (or ml_dtypes') dtype of the desc's (None when there is none: str, undefined)."""
+    return None if desc is None else numpy_dtype(desc.dtype)
 
 
 def _shapes(values: Sequence[np.ndarray | None]) -> list[tuple[int, ...] | None]:

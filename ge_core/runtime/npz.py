@@ -3,7 +3,9 @@
 `numpy.savez(path, **arrays)` passes tensor names as keyword arguments, so a tensor named `file` or
 `allow_pickle` collides with savez's own parameters (an error, or an output silently dropped). These
 write each array as a `NAME.npy` member of the zip themselves; `numpy.load` reads them back by name.
-Reading never unpickles.
+Reading never unpickles. ml_dtypes arrays (bfloat16, float8, int4...) are written as their raw bytes (a
+void dtype of their width: .npy cannot name them); feeding them back, `check_feeds` reads those bytes as the
+dtype the input declares.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from ge_core.errors import UsageError, quote
+from ge_core.ir.dtypes import is_extension
 
 
 def write_npz(target: str | os.PathLike[str] | io.BufferedIOBase | io.BytesIO,
@@ -25,7 +28,11 @@ def write_npz(target: str | os.PathLike[str] | io.BufferedIOBase | io.BytesIO,
     with zipfile.ZipFile(target, "w", zipfile.ZIP_STORED, allowZip64=True) as archive:
         for name, value in arrays.items():
             with archive.open(f"{name}.npy", "w", force_zip64=True) as member:
-                np.lib.format.write_array(member, np.asanyarray(value), allow_pickle=False)
+                np.lib.format.write_array(member, _storable(np.asanyarray(value)), allow_pickle=False)
+
+
+def _storable(value: np.ndarray) -> np.ndarray:
+    return value.view(f"V{value.dtype.itemsize}") if is_extension(value.dtype) else value
 
 
 def npz_bytes(arrays: Mapping[str, np.ndarray]) -> bytes:

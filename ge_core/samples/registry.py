@@ -1,6 +1,6 @@
 """The sample registry: the models the CLI and the web app offer by name.
 
-Four kinds of sample:
+Five kinds of sample:
 - `sample`:   small models built by sample_models/build_samples.py, committed with seeded inputs and
               ONNX Runtime's outputs (`<name>.inputs.npz`, `<name>.outputs.npz`);
 - `broken`:   models built by the same script that the workbench must refuse, for debugging demos;
@@ -9,15 +9,19 @@ Four kinds of sample:
               comes out equally likely whatever a backend computes; they are served with seeded random
               weights instead (`randomize_weights`) and BatchNorm statistics calibrated on a seeded
               input (`ge_core.samples.calibrate`), so a numeric comparison means something;
-- `exported`: models exported from real frameworks into sample_models/exported/, when present.
+- `exported`: models exported from real frameworks into sample_models/exported/, when present;
+- `synthetic`: models built in memory, seeded, by bench/synthetic.py (the compile-scaling benchmark's
+              generator), when that script is present: `synthetic_10k`, the scale test of every view.
 """
 
 from __future__ import annotations
 
 import functools
+import importlib.util
 import math
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import Literal
 
 import numpy as np
@@ -28,13 +32,15 @@ from ge_core.errors import ModelError, UsageError
 from ge_core.ops import REGISTRY
 from ge_core.samples.calibrate import calibrate_batch_norms
 
-SampleKind = Literal["sample", "broken", "light", "exported"]
+SampleKind = Literal["sample", "broken", "light", "exported", "synthetic"]
 
 SAMPLE_DIR = Path(__file__).resolve().parents[2] / "sample_models"
 EXPORTED_DIR = SAMPLE_DIR / "exported"
 LIGHT_DIR = Path(onnx.__file__).resolve().parent / "backend" / "test" / "data" / "light"
 DEFAULT_SAMPLE = "conv_bn_relu"
 LIGHT_SEED = 0
+SYNTHETIC_SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "synthetic.py"
+SYNTHETIC_SEED = 0
 
 
 @dataclass(frozen=True)
@@ -45,8 +51,9 @@ class Sample:
     title: str
     description: str
     kind: SampleKind
-    path: Path
+    path: Path  # the model file; for a synthetic sample, the script that builds it
     input_shapes: str = ""
+    nodes: int = 0  # synthetic samples: how many nodes to build
 
     @property
     def random_weights(self) -> bool:
@@ -73,6 +80,8 @@ class Sample:
                              hint="Rebuild the samples with: python sample_models/build_samples.py")
         if self.random_weights:
             return _randomized_bytes(self.path, LIGHT_SEED)
+        if self.kind == "synthetic":
+            return _synthetic_bytes(self.path, self.nodes, SYNTHETIC_SEED)
         data = self.path.read_bytes()
         if self.kind == "exported" and _uses_external_data(onnx.load_from_string(data)):
             # The bytes path never reads external data, so inline it here from the model's own folder.
@@ -109,8 +118,8 @@ _BUILT: dict[str, tuple[str, str, str]] = {
         "Mul/Add that folds into a Conv. Watch each pass remove something.", ""),
     "unsupported_op": (
         "Broken: unsupported operators",
-        "Broken on purpose: uses If, NonMaxSuppression and a custom com.example::FancyOp. The "
-        "workbench should refuse it and list every unsupported op at once.", ""),
+        "Broken on purpose: uses SplitToSequence and ConcatFromSequence (sequences), TfIdfVectorizer and a "
+        "custom com.example::FancyOp. The workbench should refuse it and list every unsupported op at once.", ""),
     "shape_mismatch": (
         "Broken: two shape errors",
         "Broken on purpose: a MatMul of [1,3,4] by a [5,6] weight, and an Add of [1,8] and [1,3]. "
@@ -167,8 +176,20 @@ _EXPORTED: dict[str, tuple[str, str, str]] = {
 }
 
 
+# synthetic sample name -> (title, description, nodes)
+_SYNTHETIC: dict[str, tuple[str, str, int]] = {
+    "synthetic_10k": (
+        "10,000 nodes of residual blocks (bench/synthetic.py)",
+        "A seeded chain of 178 residual blocks over a small [1,8,4,4] tensor (bench/synthetic.py), each "
+        "giving every O3 pass work: BatchNorm and scale folding, no-ops, transpose and reshape chains, "
+        "constant gates, duplicates, dead branches, LayerNorm, attention, GELU and HardSwish. The scale "
+        "test: big enough that every view must cope, cheap enough to run.", 10_000),
+}
+
+
 def list_samples() -> list[Sample]:
-    """Every sample available here: built ones, light models, then exported models that exist."""
+    """Every sample available here: built ones, light models, exported models that exist, then
+    synthetic ones (when bench/synthetic.py is here)."""
     samples = [Sample(name, title, desc, "broken" if name in _BROKEN else "sample",
                       SAMPLE_DIR / f"{name}.onnx", shapes)
                for name, (title, desc, shapes) in _BUILT.items()]
@@ -182,6 +203,9 @@ def list_samples() -> list[Sample]:
                 path.stem, (path.stem, "A model exported from a framework into sample_models/exported.", ""))
             if path.stem not in {s.name for s in samples}:
                 samples.append(Sample(path.stem, title, desc, "exported", path, shapes))
+    if SYNTHETIC_SCRIPT.is_file():
+        samples += [Sample(name, title, desc, "synthetic", SYNTHETIC_SCRIPT, nodes=n)
+                    for name, (title, desc, n) in _SYNTHETIC.items()]
     return samples
 
 
@@ -203,6 +227,24 @@ def sample_bytes(name: str) -> bytes:
 @functools.lru_cache(maxsize=4)  # vgg19 alone is ~570 MB once randomized: keep only a few
 def _randomized_bytes(path: Path, seed: int) -> bytes:
     return light_model(onnx.load(str(path)), seed).SerializeToString()
+
+
+@functools.lru_cache(maxsize=2)
+def _synthetic_bytes(script: Path, nodes: int, seed: int) -> bytes:
+    """The model bench/synthetic.py builds (seeded: the same bytes every time), cached per process."""
+    data: bytes = _synthetic_module(script).synthetic_model(nodes, seed).SerializeToString()
+    return data
+
+
+def _synthetic_module(script: Path) -> ModuleType:
+    """bench/synthetic.py, loaded from its file: `bench` is the repository's folder, not a package
+    ge_core may import (it is not installed with ge_core, nor on sys.path when the app runs)."""
+    spec = importlib.util.spec_from_file_location("ge_core_samples_synthetic", script)
+    if spec is None or spec.loader is None:
+        raise ModelError(f"cannot load the synthetic model builder {script}.")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def light_model(model: onnx.ModelProto, seed: int = 0) -> onnx.ModelProto:

@@ -33,7 +33,7 @@ from ge_core.hardware.cube_tiling import CubeTiling, tile_cube
 from ge_core.hardware.gemm import Gemm
 from ge_core.hardware.profile import HardwareProfile
 from ge_core.hardware.sizes import nbytes, stored_bytes
-from ge_core.hardware.tiling import Tiling, fused_body, main_cube_index, tile_node
+from ge_core.hardware.tiling import Tiling, kernel_body, main_cube_index, tile_node
 from ge_core.ir.formats import DEVICE_FORMATS
 from ge_core.ir.graph import Graph
 from ge_core.ir.node import Node
@@ -80,7 +80,7 @@ def kernel_cost(node: Node, graph: Graph, p: HardwareProfile, precision: Precisi
     unit = tiling.unit
     if unit == "none":
         return None
-    body = fused_body(node)
+    body = kernel_body(node, graph)  # a fused kernel's body, or the body an op is priced by (Attention)
     v = tiling.vector  # the busiest core's share of the kernel's elements
     share = v.elements_per_core / max(v.elements, 1) if v is not None else 1.0 / max(tiling.block_dim, 1)
     vector = 0.0
@@ -166,13 +166,12 @@ def _body_work(body: Graph, p: HardwareProfile, vector_bytes: int | None, share:
     flops, cycles = 0, 0.0
     descs = body.descs
     for inner in body.nodes:
-        op = REGISTRY.get(inner.op_type, inner.domain)
-        if op is None and inner.body is not None:  # a nested fused kernel: walk its body
-            f, c = _body_work(inner.body, p, vector_bytes, share, cubes)
+        nested = kernel_body(inner, body)
+        if nested is not None:  # a nested fused kernel (or an op priced as its kernel body): walk its body
+            f, c = _body_work(nested, p, vector_bytes, share, cubes)
             flops, cycles = flops + f, cycles + c
             continue
-        if op is None:
-            op = REGISTRY.lookup(inner)  # raises: the op is not supported
+        op = REGISTRY.lookup(inner)  # raises when the op is not supported
         ins = [descs.get(t) if t else None for t in inner.inputs]
         outs = [descs[t] for t in inner.outputs]
         f = 0 if op.cost is zero_flop_cost else op.cost(inner, ins, outs).flops  # (bytes: the kernel's own)

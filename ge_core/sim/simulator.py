@@ -22,8 +22,10 @@ from ge_core.errors import UsageError
 from ge_core.hardware import DEFAULT_PROFILE, HardwareProfile, load_profile, tile_node
 from ge_core.hardware.tiling import fused_body
 from ge_core.ir.graph import Graph
+from ge_core.ir.node import Node
 from ge_core.ops import REGISTRY
 from ge_core.runtime.feeds import check_feeds, random_feeds
+from ge_core.sim.control import priced_runs, totals
 from ge_core.sim.cost import UNITS, KernelCost, Precision, kernel_cost
 from ge_core.sim.precision import exact, parse_precision, relative_errors, run_outputs
 from ge_core.sim.signature import signature
@@ -192,6 +194,12 @@ def _price_all(graph: Graph, profile: HardwareProfile, precision: Precision) -> 
         if op is not None and op.view:  # no kernel (kernel_cost says None)
             views.append(node.name)
             continue
+        # control flow: priced from its subgraphs' kernels (sim/control.py); an op with a kernel body of its
+        # own (FlexAttention, its modifier subgraphs nested in that body) is a kernel like any other
+        if node.subgraphs and (op is None or op.kernel_body is None):
+            rows.append(_control_row(node, graph, profile, precision, clock))
+            clock += rows[-1].latency_us
+            continue
         key = signature(node, graph) if seen[shape_key] > 1 else None
         # by the key's hash, so that a big key (a fused body) is hashed once, not on lookup and on store
         h = hash(key) if key is not None else None
@@ -214,6 +222,17 @@ def _price_all(graph: Graph, profile: HardwareProfile, precision: Precision) -> 
                           c.floor_us, dict(busy), t.block_dim, t.tiles, t.reason))
         clock += c.latency_us
     return Schedule(tuple(rows), tuple(views))
+
+
+def _control_row(node: Node, graph: Graph, profile: HardwareProfile, precision: Precision, start: float) -> OpRow:
+    """One row for an If/Loop/Scan: the kernels of its priced subgraph run, times its iteration count."""
+    def price(sub: Graph) -> tuple[OpRow, ...]:
+        return _price_all(sub, profile, precision).ops
+
+    rows, times, note = priced_runs(node, graph, price)
+    latency, flops, nbytes, floor, bound, busy = totals(rows, times)
+    return OpRow(node.name, node.op_type, "scalar", start, latency, flops, nbytes, bound, floor, busy,
+                 max((r.block_dim for r in rows), default=1), sum(r.tiles for r in rows) * times, note)
 
 
 def _r(value: float) -> float:

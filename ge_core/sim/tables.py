@@ -1,6 +1,7 @@
 """Chart data for the UI from a SimResult: pure functions returning pandas DataFrames.
 
-- op_table: one row per kernel (the report's ops rows, with attained FLOP/s, intensity and busy times);
+- op_table: one row per kernel (the report's ops rows, with share of the total, attained FLOP/s, intensity
+  and busy times);
 - unit_timeline: one row per (kernel, unit) with start/end, for a Gantt chart per unit;
 - roofline_points: intensity vs attained FLOP/s per kernel, and roofline_lines: the roof itself.
 """
@@ -14,16 +15,18 @@ import pandas as pd
 from ge_core.sim.cost import UNITS
 from ge_core.sim.simulator import SimResult
 
-OP_COLUMNS = ["node", "op_type", "unit", "start_us", "latency_us", "end_us", "floor_us", "flops", "bytes",
+OP_COLUMNS = ["node", "op_type", "unit", "start_us", "latency_us", "share", "end_us", "floor_us", "flops", "bytes",
               "attained_flops", "intensity", "bound", "block_dim", "tiles", *[f"{u}_us" for u in UNITS], "tiling"]
 
 
 def op_table(result: SimResult) -> pd.DataFrame:
+    """share: the kernel's latency over the total (one stream: the shares sum to 1)."""
     rows = []
+    total = result.total_us or 1.0
     for r in result.ops:
         row = {"node": r.node, "op_type": r.op_type, "unit": r.unit, "start_us": r.start_us,
-               "latency_us": r.latency_us, "end_us": r.end_us, "floor_us": r.floor_us, "flops": r.flops,
-               "bytes": r.bytes, "attained_flops": r.attained_flops,
+               "latency_us": r.latency_us, "share": r.latency_us / total, "end_us": r.end_us,
+               "floor_us": r.floor_us, "flops": r.flops, "bytes": r.bytes, "attained_flops": r.attained_flops,
                "intensity": r.intensity if math.isfinite(r.intensity) else None, "bound": r.bound,
                "block_dim": r.block_dim, "tiles": r.tiles, "tiling": r.tiling}
         row.update({f"{u}_us": r.busy_us[u] for u in UNITS})

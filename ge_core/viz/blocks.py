@@ -3,8 +3,8 @@
 A residual block, a dense block or an inception module is a *biconnected* piece of the graph (taken
 undirected): removing any one node leaves it connected, so paths between its parts form cycles. Between
 blocks sit articulation nodes (the Add after a residual block, the Concat closing an inception module),
-where the graph would fall apart. Folding a block's interior (its nodes that are not articulation
-nodes) into one box keeps every edge in and out of the box on a node still drawn.
+where the graph would fall apart. The graph canvas makes each block's interior (its nodes that are not
+articulation nodes) a layer: every edge in and out of the layer ends on a node outside it, drawn.
 """
 
 from __future__ import annotations
@@ -69,10 +69,11 @@ def _dfs(root: str, adj: dict[str, set[str]], disc: dict[str, int], low: dict[st
             blocks.append(block)
 
 
-def block_interiors(vertices: Sequence[str], edges: Iterable[tuple[str, str]]) -> list[list[str]]:
-    """Each block's vertices that belong to no other block, in `vertices` order, biggest block first."""
+def block_interiors(vertices: Sequence[str], edges: Iterable[tuple[str, str]], min_size: int = 1) -> list[list[str]]:
+    """Each block's vertices that belong to no other block, in `vertices` order, the blocks ordered by their
+    first vertex; interiors of fewer than `min_size` vertices are left out."""
     blocks = biconnected_blocks(vertices, edges)
     seen = Counter(v for b in blocks for v in b)
     position = {v: i for i, v in enumerate(vertices)}
     interiors = [sorted((v for v in b if seen[v] == 1), key=position.__getitem__) for b in blocks]
-    return sorted((i for i in interiors if i), key=lambda i: (-len(i), position[i[0]]))
+    return sorted((i for i in interiors if i and len(i) >= min_size), key=lambda i: position[i[0]])

@@ -1,15 +1,15 @@
-"""DOT text of GE Graphs, drawn by `st.graphviz_chart` in the browser (Graphviz compiled to wasm).
+"""DOT text of a GE Graph: the graphviz export ("Download DOT" on the Model and Graph pages).
 
-Two drawings, one writer: `graph_to_dot` draws a whole graph (the Model page, a failure's nodes outlined);
-`view_to_dot` draws a GraphView (the Graph page: folded boxes, fused bodies as clusters, the pass diff in
-colour: added green, removed red, changed amber, the rest grey). Both share the op boxes, the inputs and
-outputs, the ids and the escaping below. Pure string building: no Graphviz binary is run here.
+The workbench draws graphs on its canvas (Model Explorer, fed by canvas.py); DOT is kept as a download for
+people who render graphs with graphviz themselves (`dot -Tsvg graph.dot`). `graph_to_dot` writes a whole
+graph, optionally with some nodes outlined (a failure's nodes). Pure string building: no Graphviz binary
+is run here.
 
 Op nodes are boxes coloured by fusion category; graph inputs and outputs are ellipses. Constants are not
 drawn (a ResNet has hundreds of weights): each op lists the constants it reads inside its own box instead.
-Node ids are hashes of node names, so a node keeps its id across passes and views, and no user-written
-name ever reaches the DOT source unescaped: labels are HTML-like (`html.escape`), tooltips are quoted
-strings with backslashes and quotes escaped.
+Node ids are hashes of node names, so a node keeps its id across passes, and no user-written name ever
+reaches the DOT source unescaped: labels are HTML-like (`html.escape`), tooltips are quoted strings with
+backslashes and quotes escaped.
 """
 
 from __future__ import annotations
@@ -17,8 +17,7 @@ from __future__ import annotations
 import hashlib
 import html
 import re
-from collections import ChainMap
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ge_core.ir.graph import Graph
@@ -26,25 +25,14 @@ from ge_core.ir.node import Node
 from ge_core.ir.tensor import SHORT_DTYPE, TensorDesc
 from ge_core.ops import REGISTRY
 from ge_core.viz.diff_style import (
-    BOX_FILL,
     CATEGORY_COLOURS,
-    DIFF_BORDER,
     HIGHLIGHT_BORDER,
-    HIT,
     INPUT_FILL,
     OUTPUT_FILL,
-    SELECTED,
     UNSUPPORTED_BORDER,
     UNSUPPORTED_FILL,
-    box_status,
-    category_legend,
-    diff_colours,
-    item_marks,
-    status_of,
 )
-from ge_core.viz.graph_view import GraphView, ViewEdge, ViewItem
 from ge_core.viz.inspector import input_names
-from ge_core.viz.node_index import Located
 
 RANKDIRS = ("TB", "LR", "BT", "RL")
 
@@ -52,7 +40,6 @@ UNDEFINED_TEXT = "?"  # shown for a shape inference could not work out
 NAME_WIDTH = 30  # node names longer than this are shortened in the middle (the tail says the most)
 MAX_CONST_LINES = 4  # constants listed per op box; the rest are counted
 MAX_OUTPUT_SHAPES = 3
-MAX_BOX_OPS = 4  # op types listed on a folded box
 
 _CONTROL_CHARS = re.compile(r"[\x00-\x1f\x7f]")
 
@@ -72,20 +59,6 @@ class DotView:
     total: int
     truncated: bool
     note: str
-
-
-def legend_to_dot() -> str:
-    """A one-row DOT chart of the colours used by `graph_to_dot`."""
-    lines = [_header("LR"), '  graph [nodesep=0.15, ranksep=0.15]']
-    for i, (name, colour) in enumerate(category_legend()):
-        style = "rounded,filled,dashed" if name == "unsupported" else "rounded,filled"
-        border = f', color="{UNSUPPORTED_BORDER}"' if name == "unsupported" else ""
-        lines.append(f'  c{i} [label="{name}", fillcolor="{colour}", style="{style}"{border}]')
-    lines.append(f'  io [label="graph input / output", shape=ellipse, fillcolor="{INPUT_FILL}"]')
-    chain = [f"c{i}" for i in range(len(category_legend()))] + ["io"]
-    lines.append(f"  {' -> '.join(chain)} [style=invis]")  # invisible edges keep one ordered row
-    lines.append("}")
-    return "\n".join(lines)
 
 
 # ---- a whole graph ---------------------------------------------------------------------------------
@@ -173,128 +146,7 @@ def _truncation_note(shown: int, total: int, hidden_outputs: int) -> str:
             f"nodes{outs} are not drawn. The dashed '…' box marks where the drawing stops.")
 
 
-# ---- a view (folded, expanded, coloured by the diff) -----------------------------------------------
-def view_to_dot(graph: Graph, view: GraphView, index: Mapping[str, Located], *,
-                status: Mapping[str, str] | None = None, selected: str = "", rankdir: str = "TB",
-                hits: Iterable[str] = ()) -> str:
-    """DOT for `view` of `graph`. With `status` (top-level node name -> added/removed/changed) boxes are
-    coloured by the diff, else by op category. `selected` (a node reference or item id) is outlined twice,
-    search `hits` (node references) once; a folded box holding one is outlined too."""
-    lines = [_header(rankdir)]
-    ids = _Ids()
-    marks = item_marks(view, selected, hits)
-    by_cluster: dict[str, list[ViewItem]] = {}
-    for item in view.items:
-        by_cluster.setdefault(item.cluster, []).append(item)
-    for item in by_cluster.get("", []):
-        lines.append(_item_line(graph, item, index, ids, status, marks.get(item.id, "")))
-    for cluster in (c for c, parent in view.clusters.items() if not parent):
-        lines += _cluster_lines(graph, view, cluster, by_cluster, index, ids, status, marks, "  ")
-    bodies = [index[c].node.body for c in view.clusters]
-    descs = ChainMap(graph.descs, *(b.descs for b in bodies if b is not None))  # tensors inside fused bodies
-    kinds = {i.id: i.kind for i in view.items}
-    lines += [_edge_line(e, kinds, ids, descs) for e in view.edges]
-    lines.append("}")
-    return "\n".join(lines) + "\n"
-
-
-def _cluster_lines(graph: Graph, view: GraphView, cluster: str, by_cluster: dict[str, list[ViewItem]],
-                   index: Mapping[str, Located], ids: _Ids, status: Mapping[str, str] | None,
-                   marks: Mapping[str, str], indent: str) -> list[str]:
-    """A fused node drawn as its body: a dashed cluster titled with the fused op (nested ones inside)."""
-    node = index[cluster].node
-    colour, width = DIFF_BORDER.get(status_of(cluster, status), "#7a7a7a"), 1
-    if marks.get(cluster) == SELECTED:  # the selected fused node is drawn as this cluster
-        colour, width = HIGHLIGHT_BORDER, 3
-    title = _html(f"{node.op_type} {shorten(node.name)} (fused, expanded)")
-    lines = [f"{indent}subgraph cluster_{_digest(cluster)} {{",
-             f'{indent}  graph [label=<<b>{title}</b>>, style="rounded,dashed", color="{colour}", penwidth={width}, '
-             f'fontsize=10, tooltip={_quote(node.name)}]']
-    items = by_cluster.get(cluster, [])
-    lines += [indent + _item_line(graph, i, index, ids, status, marks.get(i.id, "")) for i in items]
-    for inner in (c for c, parent in view.clusters.items() if parent == cluster):
-        lines += _cluster_lines(graph, view, inner, by_cluster, index, ids, status, marks, indent + "  ")
-    return [*lines, f"{indent}}}"]
-
-
-def _item_line(graph: Graph, item: ViewItem, index: Mapping[str, Located], ids: _Ids,
-               status: Mapping[str, str] | None, mark: str) -> str:
-    if item.kind == "input":
-        return _input_line(graph, item.title, ids)
-    if item.kind == "output":
-        return _output_line(graph, item.title, ids)
-    line = _box_line(item, ids, status) if item.is_box else _view_op_line(graph, item, index, ids, status)
-    if mark == SELECTED:
-        line = line[:-1] + f', penwidth=3.5, color="{HIGHLIGHT_BORDER}", peripheries=2]'
-    elif mark == HIT:
-        line = line[:-1] + f', penwidth=3, color="{HIGHLIGHT_BORDER}"]'
-    return line
-
-
-def _view_op_line(graph: Graph, item: ViewItem, index: Mapping[str, Located], ids: _Ids,
-                  status: Mapping[str, str] | None) -> str:
-    loc = index[item.id]
-    node, g = loc.node, loc.graph
-    consts = _constant_lines(g, node)
-    if loc.parent is not None:  # a body reads the fused node's constant inputs as body inputs
-        consts += _constant_lines(graph, node)
-    notes = [f"+{item.absorbed} constant node(s) folded in"] if item.absorbed else []
-    if node.body is not None:
-        notes.append(f"fused: {len(node.body)} ops")
-    rows = _op_rows(item.title, node, consts, notes, _outputs_text(g, node))
-    op = REGISTRY.for_node(node)
-    style = "rounded,filled,dashed" if item.boundary or op is None else "rounded,filled"
-    if status is not None:
-        state = status_of(item.id, status)
-        attrs = _diff_attrs(state)
-        what = state or "unchanged"
-    elif op is None:
-        attrs, what = f'fillcolor="{UNSUPPORTED_FILL}", color="{UNSUPPORTED_BORDER}"', "unsupported"
-    else:
-        attrs, what = f'fillcolor="{CATEGORY_COLOURS[op.category]}"', op.category.value
-    more = ", has neighbours not drawn" if item.boundary else ""
-    return _box(ids.op(item.id), rows, f'{attrs}, style="{style}"', f"{node.name} ({item.title}, {what}{more})")
-
-
-def _box_line(item: ViewItem, ids: _Ids, status: Mapping[str, str] | None) -> str:
-    kinds = {"scope": "scope", "block": "block", "chunk": "nodes"}
-    head = item.title if item.kind != "scope" else f"scope {shorten(item.title, 40)}"
-    ops = ", ".join(f"{op}×{n}" for op, n in item.ops[:MAX_BOX_OPS])
-    if len(item.ops) > MAX_BOX_OPS:
-        ops += f", +{len(item.ops) - MAX_BOX_OPS} types"
-    rows = [f"<b>{_html(head)}</b>", _small(f"{len(item.refs):,} nodes, folded"), _small(ops)]
-    state = box_status(item, status) if status is not None else ""
-    attrs = _diff_attrs(state) if status is not None else f'fillcolor="{BOX_FILL}"'
-    tooltip = f"{kinds[item.kind]} box: {item.title} ({len(item.refs)} nodes). Open it to see inside."
-    return _box(ids.tensor("box", item.id), rows, f"shape=box3d, style=filled, {attrs}", tooltip)
-
-
-def _edge_line(edge: ViewEdge, kinds: Mapping[str, str], ids: _Ids, descs: Mapping[str, TensorDesc]) -> str:
-    src, dst = _dot_id(edge.src, kinds, ids), _dot_id(edge.dst, kinds, ids)
-    first = edge.tensors[0]
-    tip = f"{first}: {_desc_text(descs.get(first))}"
-    if edge.count > 1:
-        tip = f"{edge.count} tensors: {', '.join(edge.tensors)}" + ("…" if edge.count > len(edge.tensors) else "")
-        return f"  {src} -> {dst} [penwidth=2, tooltip={_quote(tip)}]"
-    return f"  {src} -> {dst} [tooltip={_quote(tip)}]"
-
-
-def _dot_id(item_id: str, kinds: Mapping[str, str], ids: _Ids) -> str:
-    kind = kinds.get(item_id, "op")
-    if kind == "input":
-        return ids.tensor("in", item_id.removeprefix("in:"))
-    if kind == "output":
-        return ids.tensor("out", item_id.removeprefix("out:"))
-    return ids.tensor("box", item_id) if kind in ("scope", "block", "chunk") else ids.op(item_id)
-
-
-def _diff_attrs(state: str) -> str:
-    fill, border = diff_colours(state)
-    extra = ", penwidth=2" if state else ', fontcolor="#555555"'
-    return f'fillcolor="{fill}", color="{border}"{extra}'
-
-
-# ---- shared by both: header, boxes, inputs and outputs ---------------------------------------------
+# ---- header, boxes, inputs and outputs ---------------------------------------------
 def _header(rankdir: str) -> str:
     if rankdir not in RANKDIRS:
         raise ValueError(f"rankdir must be one of {', '.join(RANKDIRS)}, not {rankdir!r}")

@@ -1,16 +1,16 @@
 """Name scopes: `/encoder/layer.0/attention/MatMul` lives in scopes encoder › layer.0 › attention.
 
 Exporters write the module path into node names (PyTorch `/m/encoder/layer.0/...`, TensorFlow
-`resnet_v1/block1/unit_1/...`, FX-style `layer1.0.conv1`). The Graph page folds a big graph by these
-scopes: `choose_folded_scopes` opens scopes shallowest and biggest first while the drawing stays within
-its budget, and returns the scopes left folded (each becomes one box).
+`resnet_v1/block1/unit_1/...`, FX-style `layer1.0.conv1`). `scope_path` reads a name's scopes and
+`node_scope` a node's (a fused node's name joins its ops' names, so its scope comes from its body). The
+graph canvas nests its layers by them (canvas_hierarchy.py).
 """
 
 from __future__ import annotations
 
-import heapq
-from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
+
+from ge_core.ir.node import Node
 
 Scope = tuple[str, ...]
 
@@ -28,70 +28,25 @@ def scope_path(name: str) -> Scope:
     return tuple(parts[:-1])
 
 
-def scope_text(scope: Scope) -> str:
-    return "/".join(scope)
+def node_scope(node: Node) -> Scope:
+    """A node's scopes. A fused node is named after its ops joined by '+' (`/m/a/Add+/m/a/Mul`), which is
+    no path: it lives in the deepest scope holding every op of its body."""
+    if node.body is None or not node.body.nodes:
+        return scope_path(node.name)
+    return common_scope([node_scope(n) for n in node.body.nodes])
 
 
-class ScopeTree:
-    """How many items sit under each scope and what each scope directly holds."""
-
-    def __init__(self, paths: Mapping[str, Scope]) -> None:
-        self.size: Counter[Scope] = Counter()
-        self.children: dict[Scope, set[Scope]] = {(): set()}
-        self.leaves: Counter[Scope] = Counter()  # items directly in a scope
-        for path in paths.values():
-            self.leaves[path] += 1
-            for depth in range(len(path) + 1):
-                prefix = path[:depth]
-                self.size[prefix] += 1
-                if depth:
-                    self.children.setdefault(path[:depth - 1], set()).add(prefix)
-                    self.children.setdefault(prefix, set())
-
-    def width(self, scope: Scope) -> int:
-        """Boxes shown when `scope` is open: its sub-scopes (folded) plus the items directly in it."""
-        return len(self.children.get(scope, ())) + self.leaves[scope]
-
-
-def choose_folded_scopes(paths: Mapping[str, Scope], budget: int, *, forced: Iterable[Scope] = (),
-                         max_depth: int = 0) -> tuple[set[Scope], list[Scope]]:
-    """The scopes to fold so that at most `budget` boxes remain, and the forced scopes that did not fit.
-
-    `paths` maps each foldable item to its scope. Scopes open shallowest and biggest first; `forced` ones
-    (opened by the user, or holding the selected node) open first, with their parents. With `max_depth`
-    > 0, scopes at that depth or deeper stay folded unless forced.
-    """
-    tree = ScopeTree(paths)
-    wanted = [f for f in dict.fromkeys(forced) if f in tree.size and f]
-    count = tree.width(())
-    opened: set[Scope] = {()}
-    for scope in sorted({p for f in wanted for p in _prefixes(f)}, key=len):
-        cost = tree.width(scope) - 1
-        if scope[:-1] in opened and count + cost <= budget:
-            opened.add(scope)
-            count += cost
-    heap = [(len(s), -tree.size[s], s) for o in opened for s in tree.children.get(o, ()) if s not in opened]
-    heapq.heapify(heap)
-    while heap:
-        depth, _, scope = heapq.heappop(heap)
-        cost = tree.width(scope) - 1
-        if scope in opened or (max_depth and depth >= max_depth and cost > 0) or count + cost > budget:
+def common_scope(scopes: Iterable[Scope]) -> Scope:
+    """The longest scope every one of `scopes` lies in (() when they share none, or there are none)."""
+    common: Scope | None = None
+    for scope in scopes:
+        if common is None:
+            common = scope
             continue
-        opened.add(scope)
-        count += cost
-        for child in tree.children.get(scope, ()):
-            heapq.heappush(heap, (len(child), -tree.size[child], child))
-    folded = {s for o in opened for s in tree.children.get(o, ()) if s not in opened}
-    return folded, [f for f in wanted if f not in opened]
-
-
-def _prefixes(scope: Scope) -> list[Scope]:
-    return [scope[:i] for i in range(1, len(scope) + 1)]
-
-
-def folded_scope_of(path: Scope, folded: set[Scope]) -> Scope | None:
-    """The outermost folded scope holding an item with this path (None: the item is drawn itself)."""
-    for depth in range(1, len(path) + 1):
-        if path[:depth] in folded:
-            return path[:depth]
-    return None
+        depth = 0
+        while depth < min(len(common), len(scope)) and common[depth] == scope[depth]:
+            depth += 1
+        common = common[:depth]
+        if not common:
+            break
+    return common or ()

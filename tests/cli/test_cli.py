@@ -139,7 +139,7 @@ def test_debug_flag_shows_the_traceback(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("sample", "words"), [
-    ("unsupported_op", ("'If'", "NonMaxSuppression", "com.example::FancyOp")),
+    ("unsupported_op", ("'SplitToSequence'", "TfIdfVectorizer", "com.example::FancyOp")),
     ("shape_mismatch", ("MatMul", "Add", "[1,3,4]", "[5,6]", "[1,8]", "[1,3]")),
 ])
 def test_broken_samples_are_refused_listing_every_problem(

@@ -42,13 +42,16 @@ class Outcome:
 class Worker:
     """A tests.fuzz.worker process; restarted after a hang or a crash."""
 
-    def __init__(self) -> None:
+    def __init__(self, cache_dir: Path | None = None) -> None:
         self.proc: subprocess.Popen[str] | None = None
+        self.cache_dir = cache_dir  # the CLI's compile cache: inside the fuzz folder, never the user's
 
     def run(self, argv: list[str], cwd: Path, timeout: float = COMMAND_SECONDS) -> dict[str, object] | str:
         """The command's reply, or "hang" / "crash"."""
         if self.proc is None or self.proc.poll() is not None:
             env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
+            if self.cache_dir is not None:
+                env["GE_CACHE_DIR"] = str(self.cache_dir)
             self.proc = subprocess.Popen([sys.executable, "-m", "tests.fuzz.worker"], cwd=REPO, env=env, text=True,
                                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         assert self.proc.stdin is not None and self.proc.stdout is not None
@@ -130,15 +133,17 @@ def run_case(worker: Worker, seed: int, root: Path, secret_path: Path, secret: b
     model = case / "model.onnx"
     model.write_bytes(mutant.data)
     outcome = Outcome(seed, mutant.name)
-    written = [case / "dumps", case / "outputs.npz"]
+    written = [case / "dumps", case / "outputs.npz", root / "compile_cache"]  # what the commands may write
     before = tree(root, written)
+    cached_before = set((root / "compile_cache").glob("*"))
     for verb, argv in commands(model).items():
         reply = worker.run(argv, case)
         outcome.codes[verb] = reply["code"] if isinstance(reply, dict) else -9  # type: ignore[assignment]
         outcome.findings += judge_reply(verb, reply, secret)
     if tree(root, written) != before:
         outcome.findings.append("files changed outside the dump folder and outputs file")
-    for path in [p for p in (case / "dumps").rglob("*") if p.is_file()] + [case / "outputs.npz"]:
+    new_cache = [p for p in (root / "compile_cache").glob("*") if p not in cached_before]
+    for path in [p for p in (case / "dumps").rglob("*") if p.is_file()] + [case / "outputs.npz", *new_cache]:
         if path.is_file() and _leaks(secret, path.read_bytes()):
             outcome.findings.append(f"the secret appears in {path.relative_to(case)}")
     shutil.rmtree(case, ignore_errors=True)
@@ -146,9 +151,9 @@ def run_case(worker: Worker, seed: int, root: Path, secret_path: Path, secret: b
 
 
 def run_cases(seeds: Iterable[int]) -> list[Outcome]:
-    worker = Worker()
     with tempfile.TemporaryDirectory(prefix="ge_fuzz_") as tmp:
         root = Path(tmp)
+        worker = Worker(root / "compile_cache")
         secret = b"GE-FUZZ-SECRET:" + secrets.token_bytes(48)
         secret_path = root / "secret.bin"
         secret_path.write_bytes(secret)

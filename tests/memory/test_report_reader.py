@@ -14,6 +14,7 @@ import copy
 import math
 from typing import Any
 
+import ml_dtypes  # noqa: F401  (numpy learns bfloat16, float8_*, int4... by name)
 import numpy as np
 import pytest
 
@@ -23,9 +24,15 @@ from ge_core.samples import get_sample, sample_bytes
 SAMPLES = ["conv_bn_relu", "residual_block", "squeezenet", "bert_encoder_torch", "ocr_rec_crnn_paddle"]
 
 
+# ONNX packs these sub-byte types (bits per element); every other dtype takes its numpy (ml_dtypes) itemsize.
+PACKED_BITS = {"int4": 4, "uint4": 4, "float4_e2m1fn": 4, "int2": 2, "uint2": 2, "float6_e2m3fn": 6,
+               "float6_e3m2fn": 6}
+
+
 def _bytes(alloc: dict[str, Any]) -> int:
-    return math.prod(alloc["shape"]) * np.dtype(alloc["dtype"]).itemsize if alloc["dtype"] != "bfloat16" else \
-        math.prod(alloc["shape"]) * 2
+    n = math.prod(alloc["shape"])
+    bits = PACKED_BITS.get(alloc["dtype"])
+    return -(-n * bits // 8) if bits else n * np.dtype(alloc["dtype"]).itemsize
 
 
 def report_problems(memory: dict[str, Any]) -> list[str]:

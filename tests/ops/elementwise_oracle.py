@@ -67,7 +67,7 @@ def run_ge(op_type: str, inputs: Arrays, attrs: dict[str, Any] | None = None, op
     assert all(isinstance(o, np.ndarray) for o in outs), "kernels return arrays (not numpy scalars)"
     for out, desc in zip(outs, descs, strict=False):
         dtype = "str" if out.dtype.kind in "OUS" else out.dtype.name
-        assert dtype == desc.dtype or desc.dtype == "bfloat16", (out.dtype, desc.dtype)
+        assert dtype == desc.dtype, (out.dtype, desc.dtype)
         assert out.shape == desc.shape, (out.shape, desc.shape)
     for x, orig in zip(frozen, before, strict=True):
         if x is not None:
@@ -133,15 +133,9 @@ def owner_of(case: TestCase, families: Sequence[set[str]]) -> int:
     return next(i for i, fam in enumerate(families) if ops & fam)
 
 
-def bfloat16_as_float32(value: object) -> np.ndarray:
-    """A conformance value as an array with bfloat16 widened to float32, as ge_core holds constants."""
-    array = numpy_helper.to_array(value) if isinstance(value, onnx.TensorProto) else np.asarray(value)
-    return array.astype(np.float32) if array.dtype.name == "bfloat16" else array
-
-
 def decoded(case: TestCase) -> TestCase:
     """The case with its data sets as arrays: the Cast cases store TensorProtos, which the shared harness
-    would feed as-is. bfloat16 data stay ml_dtypes bfloat16 arrays, which feeds accept."""
+    would feed as-is. bfloat16, float8 and int4 data are ml_dtypes arrays, which feeds accept."""
     assert case.data_sets is not None
     data = [([_array(v) for v in ins], [_array(v) for v in outs]) for ins, outs in case.data_sets]
     return dataclasses.replace(case, data_sets=data)

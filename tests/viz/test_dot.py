@@ -13,7 +13,7 @@ import pytest
 from ge_core.ir.graph import Graph
 from ge_core.ir.tensor import TensorDesc
 from ge_core.ops import REGISTRY, Category
-from ge_core.viz import category_legend, graph_to_dot, legend_to_dot
+from ge_core.viz import category_legend, graph_to_dot
 from ge_core.viz.dot import CATEGORY_COLOURS, UNDEFINED_TEXT, UNSUPPORTED_FILL, shorten
 
 F32 = "float32"
@@ -171,8 +171,7 @@ def test_rankdir_and_limits_are_checked() -> None:
 def test_legend_lists_every_category() -> None:
     legend = category_legend()
     assert [name for name, _ in legend] == [c.value for c in Category] + ["unsupported"]
-    source = legend_to_dot()
-    assert all(f'"{colour}"' in source for _, colour in legend)
+    assert all(colour in CATEGORY_COLOURS.values() or colour == UNSUPPORTED_FILL for _, colour in legend)
 
 
 @pytest.mark.skipif(shutil.which("dot") is None, reason="the Graphviz binary is not installed")
@@ -184,12 +183,9 @@ def test_graphviz_accepts_awkward_source() -> None:
         g.add_node("Relu", [previous], [name], name=name, descs=[desc(1)])
         previous = name
     g.set_outputs([previous])
-    svgs = []
-    for source in (graph_to_dot(g).source, legend_to_dot()):
-        done = subprocess.run(["dot", "-Tsvg"], input=source, capture_output=True, text=True, timeout=60)
-        assert done.returncode == 0 and not done.stderr, done.stderr
-        svgs.append(done.stdout)
-    assert "a&lt;b&gt;&amp;c" in svgs[0] and "onnx::Reshape_123" in svgs[0]
+    done = subprocess.run(["dot", "-Tsvg"], input=graph_to_dot(g).source, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and not done.stderr, done.stderr
+    assert "a&lt;b&gt;&amp;c" in done.stdout and "onnx::Reshape_123" in done.stdout
 
 
 def test_control_characters_never_break_a_line() -> None:

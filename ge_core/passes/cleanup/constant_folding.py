@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
@@ -9,6 +10,7 @@ from typing import ClassVar
 import numpy as np
 
 from ge_core.ir.graph import Graph
+from ge_core.ir.inline import can_inline, inline_subgraph
 from ge_core.ir.limits import human_bytes
 from ge_core.ir.node import Node
 from ge_core.ir.tensor import TensorDesc
@@ -25,7 +27,8 @@ class ConstantFoldingPass:
     Exported models are full of work that never depends on the input: weights reshaped or transposed,
     shapes computed by Shape-Gather-Concat chains, scales multiplied together. GE folds it once while
     compiling, so the device never runs it. Shape and Size of a tensor with a static shape fold too.
-    Outputs above `max_elements` stay as nodes so that the model file does not balloon.
+    Outputs above `max_elements` stay as nodes so that the model file does not balloon. An If whose
+    condition is a constant becomes the nodes of the branch it takes (GE folds it so), which fold in turn.
     """
 
     name: ClassVar[str] = "ConstantFoldingPass"
@@ -33,9 +36,16 @@ class ConstantFoldingPass:
 
     def run(self, graph: Graph) -> PassResult:
         keep = control_pinned(graph)
-        folded = created = 0
-        for node in graph.nodes:  # topological: a folded node's readers see constants when visited
+        folded = created = inlined = 0
+        todo = deque(graph.nodes)  # topological: a folded node's readers see constants when visited
+        while todo:
+            node = todo.popleft()
             op = REGISTRY.for_node(node)
+            if op is not None and op.inline_branch is not None:
+                added = _inline(graph, node, op, keep)
+                todo.extendleft(reversed(added))  # the branch's nodes next, in order: they may fold too
+                inlined += bool(added)
+                continue
             if op is None or not self._may_fold(node, op, keep):
                 continue
             values = self._evaluate(graph, node, op)
@@ -44,10 +54,11 @@ class ConstantFoldingPass:
             graph.fold_to_constants(node, values)
             folded += 1
             created += sum(v.nbytes for v in values)
-        if not folded:
+        if not folded and not inlined:
             return PassResult(False)
-        return PassResult(True, (f"folded {folded} node(s) into constants ({human_bytes(created)} of constants "
-                                 "created)",))
+        notes = (f"folded {folded} node(s) into constants ({human_bytes(created)} of constants created)",)
+        return PassResult(True, notes + ((f"inlined the branch taken by {inlined} If node(s) on a constant "
+                                          "condition",) if inlined else ()))
 
     @staticmethod
     def _may_fold(node: Node, op: OpDef, keep: set[str]) -> bool:
@@ -73,6 +84,17 @@ class ConstantFoldingPass:
         if sum(a.size for a in arrays) > self.max_elements or not _match(arrays, descs):
             return None
         return arrays
+
+
+def _inline(graph: Graph, node: Node, op: OpDef, keep: set[str]) -> list[Node]:
+    """The nodes of the one subgraph `node` runs once on its constant inputs, put in its place ([] if none)."""
+    if node.control_inputs or node.name in keep or op.inline_branch is None:
+        return []
+    operands = [Operand(graph.desc(t), graph.constants.get(t)) if t else None for t in node.explicit_inputs]
+    attr = op.inline_branch(node, operands)
+    if attr is None or not can_inline(graph, node, attr):
+        return []
+    return inline_subgraph(graph, node, attr)
 
 
 def _call(fn: Callable[[], Sequence[np.ndarray | None]]) -> list[np.ndarray | None] | None:

@@ -13,8 +13,9 @@ passes make must keep outputs within 1e-4 relative. Same seed, same graph and fe
 
 Modules, by pattern family: builder (the incremental Builder, rollback on Reject), shapes (shared shape
 helpers), elementwise, noops, layout (Transpose/Reshape chains), constants (constant subgraphs and
-duplicates), cube (MatMul/Gemm/Conv/BatchNormalization), pieces (reductions, Concat/Split/Slice/Gather) and
-generate (the move table, the growth loop and the outputs).
+duplicates), cube (MatMul/Gemm/Conv/BatchNormalization), pieces (reductions, Concat/Split/Slice/Gather),
+control (an If or a Loop added to some grown graphs, from a draw stream of its own) and generate (the move
+table, the growth loop and the outputs).
 """
 
 from __future__ import annotations

@@ -11,6 +11,7 @@ from ge_core.ir.tensor import desc_of
 from ge_core.ops import REGISTRY, infer_graph
 from tests.passes.random_graphs.builder import F32, Builder, Move
 from tests.passes.random_graphs.constants import const_subgraph, duplicate
+from tests.passes.random_graphs.control import add_control_flow
 from tests.passes.random_graphs.cube import batchnorm_alone, conv, matmul
 from tests.passes.random_graphs.elementwise import binary, const_binary, unary, where
 from tests.passes.random_graphs.fusion import attention, conv_activation, gelu, hard_activation, layer_norm, matmul_add
@@ -127,6 +128,7 @@ def random_graph(seed: int, max_nodes: int = 40) -> tuple[Graph, dict[str, np.nd
         if x is not None:
             b.attempt(kind.move, x, limit)
     choose_outputs(b)
+    add_control_flow(b, seed)  # an If or a Loop on some graphs, from a stream of its own (control.py)
     problems = infer_graph(b.graph, REGISTRY).problems
     if problems:
         raise AssertionError(f"generator bug: seed {seed} built an invalid graph: {problems}")

@@ -1,0 +1,55 @@
+"""The CLI's offline models (compile --output M.gem, run/profile M.gem) and its compile cache."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tests.cli.test_cli import run_cli
+
+
+def test_a_saved_model_runs_like_compiling_again(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    gem, saved_out, fresh_out = tmp_path / "m.gem", tmp_path / "a.npz", tmp_path / "b.npz"
+    code, out, err = run_cli(["compile", "sample:residual_block", "--opt-level", "O3", "--memory-strategy",
+                              "best_fit", "--output", str(gem)], capsys)
+    assert code == 0, err
+    assert "wrote the offline model" in out
+    code, _, err = run_cli(["run", str(gem), "--seed", "4", "--outputs", str(saved_out)], capsys)
+    assert code == 0, err
+    code, _, err = run_cli(["run", "sample:residual_block", "--opt-level", "O3", "--memory-strategy", "best_fit",
+                            "--no-cache", "--seed", "4", "--outputs", str(fresh_out)], capsys)
+    assert code == 0, err
+    with np.load(saved_out) as a, np.load(fresh_out) as b:
+        assert a.files == b.files and all(np.array_equal(a[k], b[k]) for k in a.files)
+    code, out, err = run_cli(["profile", str(gem)], capsys)
+    assert code == 0 and "kernels in" in out, err
+
+
+def test_compile_options_cannot_change_a_saved_model(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    gem = tmp_path / "m.gem"
+    assert run_cli(["compile", "sample:conv_bn_relu", "--output", str(gem)], capsys)[0] == 0
+    code, _, err = run_cli(["run", str(gem), "--opt-level", "O1"], capsys)
+    assert code == 2 and "--opt-level cannot change it" in err
+
+
+def test_a_damaged_saved_model_is_refused_with_exit_3(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    gem = tmp_path / "m.gem"
+    assert run_cli(["compile", "sample:conv_bn_relu", "--output", str(gem)], capsys)[0] == 0
+    gem.write_bytes(gem.read_bytes()[:-100])
+    code, _, err = run_cli(["run", str(gem)], capsys)
+    assert code == 3 and "Traceback" not in err and "m.gem" in err
+
+
+def test_the_second_compile_hits_the_cache(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cache, report = tmp_path / "cache", tmp_path / "r.json"
+    args = ["compile", "sample:mlp", "--cache-dir", str(cache), "--report", str(report)]
+    code, out, _ = run_cli(args, capsys)
+    assert code == 0 and "cache: miss, stored as" in out
+    code, out, _ = run_cli(args, capsys)
+    assert code == 0 and "cache: hit" in out
+    assert json.loads(report.read_text())["cache"]["hit"] is True
+    code, out, _ = run_cli([*args[:2], "--no-cache"], capsys)
+    assert code == 0 and "cache: not used" in out
