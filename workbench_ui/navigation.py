@@ -32,6 +32,11 @@ PAGES = (
     PageSpec("pages/2_Graph.py", "Graph", ":material/account_tree:"),
     PageSpec("pages/3_Passes.py", "Passes", ":material/checklist:"),
     PageSpec("pages/4_Debug.py", "Debug", ":material/bug_report:"),
+    PageSpec("pages/5_Fusion.py", "Fusion", ":material/merge:"),
+    PageSpec("pages/6_Memory.py", "Memory", ":material/memory:"),
+    PageSpec("pages/7_Profile.py", "Profile", ":material/speed:"),
+    PageSpec("pages/8_Compare.py", "Compare", ":material/compare_arrows:"),
+    PageSpec("pages/9_Dynamic.py", "Dynamic shapes", ":material/expand:"),
 )
 DEBUG_PAGE = "pages/4_Debug.py"
 
