@@ -11,7 +11,9 @@ checked against its dataclasses by tests/viz/test_canvas_format.py.
   inputsMetadata hold each tensor's name, shape, dtype, format (device shape once lowered) and its
   consumers or producer, under the keys Model Explorer itself reads (`tensor_name`, `__tensor_tag`).
 - Layers (namespaces) follow canvas_hierarchy.py: never one flat layer.
-- A fused node points at its body, an extra graph `"{graph_id}/{node}"` that `canvas_graphs` returns too.
+- A fused node points at its body, an extra graph `"{graph_id}/{node}"` that `canvas_graphs` returns too;
+  a control-flow node (If, Loop, Scan) at each of its subgraphs, `"{graph_id}/{node}.{attribute}"` (e.g.
+  `.then_branch`), whose tensors read from the enclosing graph are `Captured` items.
 - With a diff, each node carries its mark from the pass (attrs, and a border and fill from diff_style's
   palette); with decisions, the fusion decisions that took or refused it; with overlays, their values.
 """
@@ -52,7 +54,7 @@ from ge_core.viz.diff_style import DIFF_BORDER, DIFF_FILL, UNSUPPORTED_BORDER, U
 from ge_core.viz.graph_diff import ADDED, REMOVED, GraphDiff
 
 CanvasSide = Literal["before", "after"]
-INPUT_LABEL, OUTPUT_LABEL = "Input", "Output"
+INPUT_LABEL, OUTPUT_LABEL, CAPTURED_LABEL = "Input", "Output", "Captured"
 
 
 @dataclass(frozen=True)
@@ -95,6 +97,16 @@ def subgraph_id(graph_id: str, node: str) -> str:
     return f"{graph_id}/{node}"
 
 
+def branch_id(graph_id: str, node: str, attribute: str) -> str:
+    """A control-flow node's subgraph (`then_branch`, `body`...)."""
+    return f"{graph_id}/{node}.{attribute}"
+
+
+def _subgraph_ids(graph_id: str, node: Node) -> list[str]:
+    ids = [subgraph_id(graph_id, node.name)] if node.body is not None else []
+    return ids + [branch_id(graph_id, node.name, attr) for attr in sorted(node.subgraphs)]
+
+
 @contextmanager
 def gc_paused() -> Iterator[None]:
     """No cyclic garbage collection while a canvas is built. Its ~20 small dicts a node set the collector
@@ -130,6 +142,8 @@ def _collect(graph: Graph, graph_id: str, marks: _Marks, outer: MutableMapping[s
     for node in graph.nodes:
         if node.body is not None:
             _collect(node.body, subgraph_id(graph_id, node.name), inner, constants, out)
+        for attr, sub in sorted(node.subgraphs.items()):
+            _collect(sub, branch_id(graph_id, node.name, attr), inner, constants, out)
 
 
 @dataclass
@@ -156,11 +170,12 @@ def _graph_json(graph: Graph, graph_id: str, marks: _Marks, outer: MutableMappin
     constants: Mapping[str, np.ndarray] = ChainMap(graph.constants, outer) if outer else graph.constants
     names = {n.name for n in graph.nodes}
     inputs = {t: _free_id("input", t, names) for t in graph.inputs if t not in constants}
+    captured = {t: _free_id("captured", t, names) for t in graph.captures if t not in constants and t not in inputs}
     outputs = {t: _free_id("output", t, names) for t in dict.fromkeys(graph.outputs)}
-    build = _Build(graph, graph_id, marks, constants, DescCells(graph), inputs, outputs)
-    hierarchy = graph_hierarchy(graph, inputs, outputs)
+    build = _Build(graph, graph_id, marks, constants, DescCells(graph), {**inputs, **captured}, outputs)
+    hierarchy = graph_hierarchy(graph, build.input_ids, outputs)
     ns = hierarchy.namespaces
-    nodes = [_input_node(build, t, ns[i]) for t, i in inputs.items()]
+    nodes = [_input_node(build, t, ns[i]) for t, i in build.input_ids.items()]
     nodes += [_op_node(build, n, ns[n.name]) for n in graph.nodes]
     nodes += [_output_node(build, t, ns[i]) for t, i in outputs.items()]
     about = {"graph": graph.name, "nodes": f"{len(graph):,}", "inputs": ", ".join(inputs) or "(none)",
@@ -184,7 +199,7 @@ def _op_node(b: _Build, node: Node, namespace: str) -> dict[str, Any]:
     slots = input_slots(node)
     item: dict[str, Any] = {
         "id": node.name, "label": node.op_type, "namespace": namespace,
-        "subgraphIds": [subgraph_id(b.graph_id, node.name)] if node.body is not None else [],
+        "subgraphIds": _subgraph_ids(b.graph_id, node),
         "attrs": _node_attrs(b, node, op, slots), "incomingEdges": _edges(b, node),
         "outputsMetadata": [_output_meta(b, i, t) for i, t in enumerate(node.outputs)],
         "inputsMetadata": _inputs_meta(b, node, slots)}
@@ -209,6 +224,10 @@ def _node_attrs(b: _Build, node: Node, op: OpDef | None, slots: Sequence[str]) -
     if node.body is not None:
         attrs += [kv("fused ops", f"{len(node.body)}: open the body with the subgraph button"),
                   kv("body", body_text(node.body))]
+    for attr, sub in sorted(node.subgraphs.items()):
+        attrs.append(kv(f"subgraph {attr}", f"{len(sub)} nodes: open it with the subgraph button"))
+    if node.captures:
+        attrs.append(kv("captured", cut(", ".join(node.captures))))
     state = b.marks.status.get(node.name, "")
     if state and b.marks.diff is not None:
         attrs += change_attrs(state, b.marks.diff.changed.get(node.name, ()))
@@ -272,8 +291,10 @@ def _origin(b: _Build, tensor: str) -> str:
 def _input_node(b: _Build, tensor: str, namespace: str) -> dict[str, Any]:
     readers = ", ".join(u.name for u in b.graph.users(tensor))
     meta = [kv("tensor_name", tensor), *b.cells(tensor), kv("consumers", cut(readers) or "(none)")]
-    return {"id": b.input_ids[tensor], "label": INPUT_LABEL, "namespace": namespace, "subgraphIds": [],
-            "attrs": [kv("name", tensor), kv("role", "graph input"), *b.cells(tensor)], "incomingEdges": [],
+    captured = tensor not in b.graph.inputs
+    role = "read from the enclosing graph" if captured else "graph input"
+    return {"id": b.input_ids[tensor], "label": CAPTURED_LABEL if captured else INPUT_LABEL, "namespace": namespace,
+            "subgraphIds": [], "attrs": [kv("name", tensor), kv("role", role), *b.cells(tensor)], "incomingEdges": [],
             "outputsMetadata": [{"id": "0", "attrs": meta}], "inputsMetadata": []}
 
 

@@ -213,3 +213,22 @@ def test_io_ids_never_clash_with_node_names() -> None:
     g.set_outputs(["z"])
     ids = [n["id"] for n in canvas_graph(g, "g")["nodes"]]
     assert len(set(ids)) == len(ids) == 4 and "input:x" in ids and "output:z" in ids
+
+
+@pytest.mark.parametrize("model", ["vad_if", "loop_rnn"])
+def test_a_control_flow_node_opens_each_subgraph_with_its_captures(model: str) -> None:
+    from tests import control_models
+
+    g = ge_core.load_onnx(getattr(control_models, model)().SerializeToString())
+    graphs = canvas_graphs(g, "g")
+    by_id = {x["id"]: x for x in graphs}
+    pointed = {s for x in graphs for n in x["nodes"] for s in n["subgraphIds"]}
+    assert pointed == set(by_id) - {"g"}  # every subgraph (nested ones too) is there and pointed at
+    node = next(n for n in g.nodes if n.subgraphs)
+    for attr, sub in node.subgraphs.items():
+        items = nodes_by_id(by_id[f"g/{node.name}.{attr}"])
+        assert {n.name for n in sub.nodes} <= set(items)
+        reads = {t for n in sub.nodes for t in n.inputs if t} - set(sub.constants) - set(g.constants)
+        for t in set(sub.captures) & reads:  # an outer activation read inside: a Captured item feeds it
+            assert items[f"captured:{t}"]["label"] == "Captured"
+            assert any(e["sourceNodeId"] == f"captured:{t}" for i in items.values() for e in i["incomingEdges"])
