@@ -19,6 +19,7 @@ from ge_core import CompileConfig, CompiledModel, Graph, pass_names
 from ge_core import compile as ge_compile
 from ge_core.debugging import Failure, bug_failure, error_failure, import_failure
 from ge_core.errors import GEError
+from workbench_ui.hardware_picker import NO_HARDWARE, HardwareChoice, pick_hardware
 from workbench_ui.loading import LoadOutcome, load_model
 from workbench_ui.model_picker import ModelChoice, pick_model
 from workbench_ui.persist import keep
@@ -47,6 +48,11 @@ class WorkbenchConfig:
     choice: ModelChoice | None
     input_shapes: str  # ATC-style spec for symbolic dims ("" when none), as typed
     settings: CompileConfig
+    hardware: HardwareChoice = NO_HARDWARE  # what settings.hardware names, for people and the address
+
+    def with_hardware(self, hardware: HardwareChoice) -> WorkbenchConfig:
+        """The same model and settings for another target (the Profile page when the sidebar names none)."""
+        return replace(self, settings=replace(self.settings, hardware=hardware.target), hardware=hardware)
 
     @property
     def opt_level(self) -> str:
@@ -136,7 +142,7 @@ def _compile_with_progress(config: WorkbenchConfig, load: LoadOutcome, graph: Gr
 
 
 def draw_sidebar() -> WorkbenchConfig:
-    """The sidebar: model, input shapes, opt level, passes switched off."""
+    """The sidebar: model, input shapes, opt level, passes switched off, hardware target."""
     choice = pick_model()
     spec = current_spec(choice) if choice is not None else ""
     if choice is not None:
@@ -149,6 +155,8 @@ def draw_sidebar() -> WorkbenchConfig:
     disabled = st.sidebar.multiselect("Passes switched off", pass_names(), key=DISABLED_KEY,
                                       persist_state="session", help=DISABLED_HELP,
                                       placeholder="none: every pass of the level runs")
+    hardware = pick_hardware()
     settings = CompileConfig(opt_level=str(opt or DEFAULT_OPT_LEVEL), disabled_passes=frozenset(disabled),
+                             hardware=hardware.target,
                              verify=True)  # the workbench checks every pass: a broken rewrite is caught at once
-    return WorkbenchConfig(choice, spec.strip(), settings)
+    return WorkbenchConfig(choice, spec.strip(), settings, hardware)

@@ -1,0 +1,132 @@
+"""The analysis pages' Altair charts, built from ge_core.viz's frames (no numbers computed here). A click on
+a mark selects its node: every chart with one names its point selection PICK, over the field `node`."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import altair as alt
+import pandas as pd
+
+PICK = "pick"  # the point selection of every clickable chart (st.altair_chart(selection_mode=PICK))
+HIGHLIGHT = "#d62728"
+KIND_COLOURS = {"tensor": "#4c78a8", "view": "#f58518", "concat part": "#54a24b"}
+BOUND_COLOURS = {"compute": "#e45756", "memory": "#4c78a8", "overhead": "#bab0ac"}
+
+
+def _pick() -> alt.Parameter:
+    return alt.selection_point(name=PICK, fields=["node"], on="click", nearest=True, clear=False)
+
+
+def pattern_chart(summary: pd.DataFrame) -> alt.Chart:
+    """Per pattern: candidates applied and rejected, stacked."""
+    long = summary.melt(id_vars=["pass", "pattern"], value_vars=["applied", "rejected"], var_name="outcome",
+                        value_name="candidates")
+    long["label"] = long["pattern"] + " (" + long["pass"] + ")"
+    return alt.Chart(long).mark_bar().encode(
+        x=alt.X("candidates:Q", stack=True, title="candidates"),
+        y=alt.Y("label:N", sort=None, title=None, axis=alt.Axis(labelLimit=360)),
+        color=alt.Color("outcome:N", scale=alt.Scale(domain=["applied", "rejected"], range=["#54a24b", "#e45756"]),
+                        legend=alt.Legend(orient="top", title=None)),
+        tooltip=["pass", "pattern", "outcome", "candidates"],
+    ).properties(height=alt.Step(18))
+
+
+def timeline_chart(timeline: pd.DataFrame, lines: pd.DataFrame, strategies: pd.DataFrame,
+                   selected_step: int | None) -> alt.LayerChart:
+    """Live bytes per step (click a step: its node), the peak, the reference lines (labelled), each chosen
+    strategy's highest arena byte in use, and the selected node's step."""
+    pick = _pick()
+    base = alt.Chart(timeline)
+    live = base.mark_line(interpolate="step-after", color="#4c78a8").encode(
+        x=alt.X("step:Q", title="execution step"), y=alt.Y("live_bytes:Q", title="bytes", axis=alt.Axis(format="~s")))
+    points = base.mark_point(size=40, opacity=0).encode(
+        x="step:Q", y="live_bytes:Q", tooltip=["step", "node", alt.Tooltip("live_bytes:Q", format=",")],
+    ).add_params(pick)
+    peak = base.transform_filter("datum.is_peak").mark_point(shape="triangle-down", size=140, filled=True,
+                                                              color=HIGHLIGHT).encode(
+        x="step:Q", y="live_bytes:Q", tooltip=["step", "node", alt.Tooltip("live_bytes:Q", format=",")])
+    rules = alt.Chart(lines).mark_rule(strokeDash=[6, 3]).encode(
+        y="bytes:Q", color=alt.Color("line:N", legend=alt.Legend(orient="bottom", title="reference lines")),
+        tooltip=["line", alt.Tooltip("bytes:Q", format=","), "note"])
+    layers: list[alt.Chart] = [live, points, peak, rules]
+    if len(strategies):
+        layers.append(alt.Chart(strategies).mark_line(interpolate="step-after", strokeWidth=1, opacity=0.8).encode(
+            x="step:Q", y="top_bytes:Q",
+            strokeDash=alt.StrokeDash("strategy:N", legend=alt.Legend(orient="bottom", title="arena in use by")),
+            tooltip=["strategy", "step", "node", alt.Tooltip("top_bytes:Q", format=",")]))
+    if selected_step is not None:
+        layers.append(alt.Chart(pd.DataFrame({"step": [selected_step]})).mark_rule(color=HIGHLIGHT).encode(x="step:Q"))
+    return alt.layer(*layers).properties(height=320).resolve_scale(color="independent")
+
+
+def planner_chart(rectangles: pd.DataFrame, highlighted: Sequence[str]) -> alt.Chart:
+    """Each tensor a rectangle: x its lifetime in steps, y its byte range in the arena; views and no-copy
+    Concat parts inside their base; the selected node's tensors outlined. A click selects the producer."""
+    frame = rectangles.assign(step_end=rectangles["last_step"] + 1, node=rectangles["producer"],
+                              outlined=rectangles["tensor"].isin(list(highlighted)))
+    pick = _pick()
+    tooltip = ["tensor", "kind", "inside", "producer", "consumers", "shape", "dtype",
+               alt.Tooltip("size:Q", format=","), alt.Tooltip("offset:Q", format=","), "first_step", "last_step"]
+    if "device_bytes" in frame:
+        tooltip += ["format", alt.Tooltip("device_bytes:Q", format=",")]
+    return alt.Chart(frame).mark_rect(strokeWidth=2).encode(
+        x=alt.X("first_step:Q", title="execution step"), x2="step_end:Q",
+        y=alt.Y("offset:Q", title="arena offset (bytes)", axis=alt.Axis(format="~s")), y2="end:Q",
+        color=alt.Color("kind:N", scale=alt.Scale(domain=list(KIND_COLOURS), range=list(KIND_COLOURS.values())),
+                        legend=alt.Legend(orient="top", title=None)),
+        opacity=alt.condition("datum.kind == 'tensor'", alt.value(0.55), alt.value(0.85)),
+        stroke=alt.condition("datum.outlined", alt.value(HIGHLIGHT), alt.value("white")),
+        tooltip=tooltip,
+    ).add_params(pick).properties(height=420)
+
+
+def utilisation_chart(utilisation: Mapping[str, float]) -> alt.Chart:
+    frame = pd.DataFrame({"unit": list(utilisation), "busy": list(utilisation.values())})
+    return alt.Chart(frame).mark_bar().encode(
+        x=alt.X("busy:Q", title="busy share of the total time", axis=alt.Axis(format="%")),
+        y=alt.Y("unit:N", sort=None, title=None), tooltip=["unit", alt.Tooltip("busy:Q", format=".1%")],
+    ).properties(height=alt.Step(22))
+
+
+def gantt_chart(units: pd.DataFrame, order: Sequence[str], selected: str) -> alt.Chart:
+    """One row per unit, a bar per kernel keeping it busy; the wheel zooms and dragging pans the time axis."""
+    zoom = alt.selection_interval(bind="scales", encodings=["x"])
+    pick = _pick()
+    frame = units.assign(chosen=units["node"] == selected)
+    return alt.Chart(frame).mark_bar(height=16).encode(
+        x=alt.X("start_us:Q", title="µs"), x2="end_us:Q",
+        y=alt.Y("unit:N", sort=list(order), title=None),
+        color=alt.condition("datum.chosen", alt.value(HIGHLIGHT), alt.Color("op_type:N", legend=None)),
+        tooltip=["unit", "node", "op_type", alt.Tooltip("start_us:Q", format=".2f"),
+                 alt.Tooltip("busy_us:Q", format=".2f")],
+    ).add_params(zoom, pick).properties(height=alt.Step(26))
+
+
+def roofline_chart(points: pd.DataFrame, roof: pd.DataFrame, selected: str) -> alt.LayerChart:
+    """Kernels as points (FLOP per byte, attained FLOP/s, log-log) under the profile's roof."""
+    pick = _pick()
+    roof_line = alt.Chart(roof).mark_line(color="black").encode(
+        x=alt.X("intensity:Q", scale=alt.Scale(type="log"), title="arithmetic intensity (FLOP per DDR byte)"),
+        y=alt.Y("attainable_flops:Q", scale=alt.Scale(type="log"), title="FLOP/s", axis=alt.Axis(format="~s")),
+        tooltip=[alt.Tooltip("intensity:Q", format=".3g"), alt.Tooltip("attainable_flops:Q", format=".3s")])
+    frame = points.assign(chosen=points["node"] == selected)
+    dots = alt.Chart(frame).mark_circle().encode(
+        x="intensity:Q", y="attained_flops:Q",
+        size=alt.Size("latency_us:Q", legend=None, scale=alt.Scale(range=[20, 400])),
+        color=alt.condition("datum.chosen", alt.value(HIGHLIGHT),
+                            alt.Color("bound:N", scale=alt.Scale(domain=list(BOUND_COLOURS),
+                                                                 range=list(BOUND_COLOURS.values())),
+                                      legend=alt.Legend(orient="top", title="bound by"))),
+        tooltip=["node", "op_type", "unit", "bound", alt.Tooltip("latency_us:Q", format=".2f"),
+                 alt.Tooltip("intensity:Q", format=".3g"), alt.Tooltip("attained_flops:Q", format=".3s")],
+    ).add_params(pick)
+    return alt.layer(roof_line, dots).properties(height=380)
+
+
+def delta_chart(metrics: pd.DataFrame, metric: str, title: str) -> alt.Chart:
+    """One bar per configuration for one metric of a comparison."""
+    return alt.Chart(metrics).mark_bar().encode(
+        x=alt.X(f"{metric}:Q", title=title), y=alt.Y("config:N", sort=None, title=None),
+        tooltip=["config", alt.Tooltip(f"{metric}:Q", format=",.4g")],
+    ).properties(height=alt.Step(22), width="container")
