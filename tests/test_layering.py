@@ -32,6 +32,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("offline",),  # the .gem format and the compile cache: what the compiler saves, loads and looks up
     ("compiler",),
     ("sim", "samples"),
+    ("session",),  # GE's Session: compiles through the cache, dynamic shapes, runs on the simulator
     ("viz", "debugging", "cli", "__main__"),
     ("ge_core",),  # the public API (ge_core/__init__.py) stands above everything it exports
 )
