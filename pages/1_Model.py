@@ -1,4 +1,4 @@
-"""Model page: the imported model's summary, legality report and GE Graph."""
+"""Model page: the imported model's summary, legality report and GE Graph on the canvas."""
 
 from __future__ import annotations
 
@@ -14,5 +14,5 @@ st.title("GE Workbench")
 st.markdown(INTRO)
 choice = require_model(config)
 outcome = load_outcome(config)
-show_model(choice, outcome)
+show_model(choice, outcome, (choice.key, config.input_shapes))
 failure_link(outcome)

@@ -39,7 +39,7 @@ with body:
 with overview:
     show_phases(failure, ran=numerics is not None and numerics.failure is None)
     if failure is not None:
-        show_failure(failure, outcome.exception)
+        show_failure(config.cache_key, failure, outcome.exception)
     else:
         st.success("Import, compile and run all worked on this model: nothing to debug. The numeric "
                    "bisection below still shows how far each pass moved the outputs.")

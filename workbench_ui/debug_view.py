@@ -18,9 +18,10 @@ from ge_core.debugging import (
     reproducer_zip,
 )
 from ge_core.errors import GEError
+from workbench_ui.model_canvas import show_graph_canvas
 from workbench_ui.session import CompileOutcome, ConfigKey, WorkbenchConfig
 from workbench_ui.shared_cache import SharedCache, shared_cache
-from workbench_ui.status import PHASE_TITLES, show_failure_details, show_failure_headline
+from workbench_ui.status import PHASE_TITLES, show_failure_facts, show_failure_headline, show_failure_text
 from workbench_ui.text import code_span, md_escape
 
 DEBUG_INTRO = (
@@ -115,10 +116,20 @@ def show_phases(failure: Failure | None, ran: bool) -> None:
             cols[i].info(f"**{title}**: not reached", icon=":material/radio_button_unchecked:")
 
 
-def show_failure(failure: Failure, exception: BaseException | None) -> None:
+def show_failure(key: ConfigKey, failure: Failure, exception: BaseException | None) -> None:
+    """What broke, in words, and the graph as it was before (the nodes concerned in red)."""
     st.markdown("#### Where it broke")
     show_failure_headline(failure)
-    show_failure_details(failure, exception)
+    show_failure_facts(failure)
+    if failure.graph is not None:
+        where = (f"the graph as it was before {failure.pass_name} ran" if failure.pass_name
+                 else "the graph as imported")
+        st.markdown(f"**{where.capitalize()}**, the nodes concerned in red (the canvas centres the first):")
+        graph_id = f"before_{failure.pass_name}" if failure.pass_name else "input"
+        show_graph_canvas((key, failure.phase, failure.pass_name), failure.graph, graph_id,
+                          canvas_key="ge_debug_canvas", label="failure", marked=failure.nodes,
+                          marked_name="failure")
+    show_failure_text(failure, exception)
 
 
 def show_bisection(numerics: NumericsOutcome, tolerance: float) -> None:

@@ -1,27 +1,61 @@
-"""The Graph page's node inspector: op, attributes, input/output TensorDescs, neighbours, fused body."""
+"""The node inspector beside the canvas: a node finder, then the selected node's op, attributes,
+input/output TensorDescs with producers and consumers, fused body and the fusion decisions about it.
+
+The selection lives in the address (`?node=conv1`): the canvas, the finder, the neighbour pills and the
+change table all write it there, and the inspector reads it."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import streamlit as st
 
-from ge_core import Graph
-from ge_core.viz import GraphDiff, Inspection, inspect_node
-from workbench_ui.graph_controls import EXPAND_KEY, NODE_KEY
+from ge_core import Graph, PassRecord
+from ge_core.viz import GraphDiff, Inspection, fusions_of_node, inspect_node, node_choices
+from workbench_ui import address
 from workbench_ui.text import code_span, md_escape
 
 PRODUCERS_KEY = "ge_graph_go_producer"
 CONSUMERS_KEY = "ge_graph_go_consumer"
 MAX_NEIGHBOURS = 40  # pills shown per list
+MAX_CHOICES = 1_000_000  # the finder lists every node (type to search them): no silent cap
 STATUS_BADGES = {"added": ":green-badge[added by this pass]", "removed": ":red-badge[removed by this pass]",
                  "changed": ":orange-badge[changed by this pass]"}
 
 
-def show_inspector(before: Graph, after: Graph, selected: str, diff: GraphDiff) -> None:
-    """The selected node as it is after the pass (or before it, when the pass removed it)."""
-    st.markdown("#### Node inspector")
+def selected_node(before: Graph, after: Graph) -> tuple[str, str]:
+    """The node the address names and the side it is on ("after", or "before" when the pass removed it);
+    ("", "") when it names none of them."""
+    node = address.read(address.NODE)
+    for side, graph in (("after", after), ("before", before)):
+        if node and graph.has_node(node.split(" › ")[0]):
+            return node, side
+    return "", ""
+
+
+def show_finder(before: Graph, after: Graph, selected: str, key: str) -> None:
+    """A searchable list of the nodes (after the pass, then those it removed): picking one selects it."""
+    choices = node_choices(after, before, limit=MAX_CHOICES)
+    options = list(choices)
+    if selected and selected not in choices:
+        options.insert(0, selected)
+    widget = f"{key}:{selected}"  # a new widget for each selection: it opens on the node selected elsewhere
+    st.selectbox(f"Go to a node ({len(choices):,})", options, key=widget, on_change=_picked, args=(widget,),
+                 index=options.index(selected) if selected else None, placeholder="type a name or an op type",
+                 format_func=lambda r: choices.get(r, r),
+                 help="Or click it on the canvas (its own search box, top left of each pane, finds nodes too).")
+
+
+def _picked(key: str) -> None:
+    address.write(address.NODE, st.session_state.get(key) or "")
+
+
+def show_inspector(before: Graph, after: Graph, selected: str, diff: GraphDiff | None = None,
+                   records: Sequence[PassRecord] = ()) -> None:
+    """The selected node as it is after the pass (or before it, when the pass removed it). `records`: the
+    passes so far, for the fusion decisions that took or refused the node."""
     if not selected:
-        st.caption("Pick a node to inspect it: search above, click it in the clickable drawing, or click a row "
-                   "of the change table.")
+        st.caption("Click a node on the canvas to inspect it (or pick one above).")
         return
     inspection = inspect_node(before, after, selected, diff)
     if inspection is None:
@@ -33,22 +67,23 @@ def show_inspector(before: Graph, after: Graph, selected: str, diff: GraphDiff) 
         st.dataframe([{"what": c.what, "change": c.kind, "before": c.before, "after": c.after}
                       for c in inspection.changes], hide_index=True)
     st.code(d.text, language=None, wrap_lines=True)
-    left, right = st.columns([2, 3])
-    with left:
-        st.markdown("**Attributes**")
-        if d.attrs:
-            st.dataframe(d.attrs, hide_index=True)
-        else:
-            st.caption("none")
-        _neighbours("Producers (click to go)", d.producers, PRODUCERS_KEY)
-        _neighbours("Consumers (click to go)", d.consumers, CONSUMERS_KEY)
-    with right:
-        st.markdown("**Inputs** (TensorDesc: shape, dtype, format)")
-        st.dataframe(d.inputs, hide_index=True)
-        st.markdown("**Outputs**")
-        st.dataframe(d.outputs, hide_index=True)
+    st.markdown("**Attributes**")
+    if d.attrs:
+        st.dataframe(d.attrs, hide_index=True)
+    else:
+        st.caption("none")
+    st.markdown("**Inputs** (TensorDesc: shape, dtype, format)")
+    st.dataframe(d.inputs, hide_index=True)
+    st.markdown("**Outputs**")
+    st.dataframe(d.outputs, hide_index=True)
+    _neighbours("Producers (click to go)", d.producers, PRODUCERS_KEY)
+    _neighbours("Consumers (click to go)", d.consumers, CONSUMERS_KEY)
     if d.fused:
-        _body(inspection)
+        st.markdown(f"**Fused body**: {len(d.body)} ops run as one kernel (open it on the canvas with the "
+                    "node's subgraph button)")
+        st.dataframe(d.body, hide_index=True)
+    if records:
+        _fusions(records, d.ref)
 
 
 def _header(inspection: Inspection) -> None:
@@ -79,18 +114,15 @@ def _neighbours(label: str, refs: list[str], key: str) -> None:
 def _go(key: str) -> None:
     target = st.session_state.get(key)
     if target:
-        st.session_state[NODE_KEY] = target
+        address.write(address.NODE, target)
     st.session_state[key] = None  # a pill is a link, not a state
 
 
-def _body(inspection: Inspection) -> None:
-    d = inspection.details
-    st.markdown(f"**Fused body**: {len(d.body)} ops run as one kernel")
-    st.dataframe(d.body, hide_index=True)
-    expanded = list(st.session_state.get(EXPAND_KEY) or [])
-    if d.ref not in expanded and inspection.side == "after":
-        st.button("Draw its body in the graph", key="ge_graph_expand_selected", on_click=_expand, args=(d.ref,))
-
-
-def _expand(ref: str) -> None:
-    st.session_state[EXPAND_KEY] = [*(st.session_state.get(EXPAND_KEY) or []), ref]
+def _fusions(records: Sequence[PassRecord], node: str) -> None:
+    rows = [{"pass": f.pass_name, "pattern": f.pattern, "fused": f.accepted, "role": f.role, "reason": f.reason,
+             "fused node": f.fused_node} for f in fusions_of_node(records, node.split(" › ")[-1])]
+    st.markdown("**Fusion decisions about it**")
+    if rows:
+        st.dataframe(rows, hide_index=True, column_config={"fused": st.column_config.CheckboxColumn()})
+    else:
+        st.caption("No fusion pass so far considered it.")

@@ -1,22 +1,16 @@
-"""The sections of the Model view: header, legality report, summary, graph drawing, text form."""
+"""The sections of the Model view: header, legality report, summary, the graph on the canvas, text form."""
 
 from __future__ import annotations
+
+from collections.abc import Hashable
 
 import altair as alt
 import streamlit as st
 
 from ge_core import Graph, ModelSummary
-from ge_core.viz import (
-    category_legend,
-    format_bytes,
-    format_count,
-    graph_to_dot,
-    legend_to_dot,
-    op_table,
-    tensor_table,
-)
-from workbench_ui.graph_views import fresh_graphviz_chart
+from ge_core.viz import category_legend, format_bytes, format_count, op_table, tensor_table
 from workbench_ui.loading import LoadOutcome
+from workbench_ui.model_canvas import show_graph_canvas
 from workbench_ui.model_picker import ModelChoice
 from workbench_ui.text import head_lines, md_escape, problems_markdown
 
@@ -28,18 +22,16 @@ INTRO = (
     "compile pass runs. Pick a sample or upload a model in the sidebar."
 )
 TEXT_FORM_LINES = 3000
-DEFAULT_MAX_NODES = 1500
-DIRECTIONS = {"TB": "Top to bottom", "LR": "Left to right"}
 
 
-def show_model(choice: ModelChoice, outcome: LoadOutcome) -> None:
+def show_model(choice: ModelChoice, outcome: LoadOutcome, key: Hashable) -> None:
     st.subheader(md_escape(choice.title))
     if outcome.result is None or outcome.summary is None:
         show_load_error(outcome)
         return
     show_legality(outcome.summary)
     show_summary(outcome.summary)
-    show_graph(outcome.result.graph)  # draws the text form too
+    show_graph(key, outcome.result.graph)  # draws the text form too
 
 
 def show_load_error(outcome: LoadOutcome) -> None:
@@ -90,34 +82,14 @@ def show_op_chart(summary: ModelSummary) -> None:
     st.altair_chart(chart)
 
 
-def show_graph(graph: Graph) -> None:
+def show_graph(key: Hashable, graph: Graph) -> None:
     st.markdown("#### The GE Graph")
-    direction, limit, _ = st.columns([2, 2, 3])
-    rankdir = direction.segmented_control("Direction", list(DIRECTIONS), default="TB", required=True,
-                                          format_func=lambda d: DIRECTIONS[d], key="ge_rankdir",
-                                          persist_state="session")
-    max_nodes = limit.number_input("Nodes drawn at most", min_value=10, max_value=5000,
-                                   value=DEFAULT_MAX_NODES, step=100, key="ge_max_nodes",
-                                   persist_state="session",
-                                   help="Big graphs take the browser a while to lay out; past this many "
-                                        "nodes (in topological order) the rest is left out.")
-    st.graphviz_chart(legend_to_dot())
-    st.caption("Constants (weights) are not drawn as nodes: each box lists the constants its op reads, "
-               "e.g. `W: f32[16,3,3,3]` on a Conv, then the shapes it produces. `?` marks a shape that "
-               "inference could not work out. Hover over a box or an edge for full names; wide drawings "
-               "are scaled to fit, so open them full screen (top right of the drawing) to read them.")
-    view = graph_to_dot(graph, max_nodes=int(max_nodes), rankdir=rankdir)
-    if view.truncated:
-        st.warning(view.note)
-    if rankdir == "TB":  # a tall drawing leaves room beside it: put the text form there
-        drawing, side = st.columns([3, 2])
-        with drawing:
-            fresh_graphviz_chart(view.source, "model")
-        with side:
-            show_text_form(graph)
-    else:
-        fresh_graphviz_chart(view.source, "model")
-        show_text_form(graph)
+    st.caption("Each box is an op (its type, and its name when you hover it); constants are not boxes, they "
+               "are listed with the op that reads them. Big models open folded into layers (name scopes, "
+               "structural blocks or runs of nodes): click a layer to open it, the mouse wheel zooms. Ops "
+               "without a kernel are red. The canvas's node-data menu colours the ops by category.")
+    show_graph_canvas(key, graph, "input", canvas_key="ge_model_canvas")
+    show_text_form(graph)
 
 
 def show_text_form(graph: Graph) -> None:

@@ -1,17 +1,15 @@
-"""Showing a failure (from ge_core.debugging) in words, with the nodes it concerns drawn in their graph."""
+"""Showing a failure (from ge_core.debugging) in words: the headline, the facts, the full text."""
 
 from __future__ import annotations
 
 import streamlit as st
 
 from ge_core.debugging import Failure
-from ge_core.viz import graph_to_dot
 from workbench_ui.loading import LoadOutcome
 from workbench_ui.navigation import DEBUG_PAGE
 from workbench_ui.session import CompileOutcome
 from workbench_ui.text import code_span, md_escape
 
-FAILURE_MAX_NODES = 1500
 PHASE_TITLES = {"load": "Import", "compile": "Compile", "run": "Run"}
 
 
@@ -48,8 +46,8 @@ def show_failure_headline(failure: Failure) -> None:
     st.error(text, icon=":material/error:")
 
 
-def show_failure_details(failure: Failure, exception: BaseException | None = None) -> None:
-    """Pass, stage and nodes as facts; the graph with the nodes highlighted; the full error text."""
+def show_failure_facts(failure: Failure) -> None:
+    """Phase, pass, stage and nodes as facts."""
     facts = [f"**Phase:** {PHASE_TITLES[failure.phase]}"]
     if failure.pass_name:
         facts.append(f"**Failing pass:** {code_span(failure.pass_name)} (stage {code_span(failure.stage or '')})")
@@ -58,26 +56,13 @@ def show_failure_details(failure: Failure, exception: BaseException | None = Non
     if failure.nodes:
         facts.append("**Nodes concerned:** " + ", ".join(code_span(n) for n in failure.nodes))
     st.markdown("  \n".join(facts))
-    if failure.graph is not None:
-        show_highlighted_graph(failure)
+
+
+def show_failure_text(failure: Failure, exception: BaseException | None = None) -> None:
+    """The full error text, and the traceback of a bug of ours."""
     label = "The traceback" if failure.bug else "What ge_core says (as `python -m ge_core` prints it)"
     with st.expander(label, expanded=not failure.bug):
         st.code(failure.message, language=None, wrap_lines=True)
     if exception is not None:
         with st.expander("Traceback (for the bug report)"):
             st.exception(exception)
-
-
-def show_highlighted_graph(failure: Failure) -> None:
-    assert failure.graph is not None
-    where = (f"the graph as it was before {failure.pass_name} ran" if failure.pass_name
-             else "the graph as imported")
-    st.markdown(f"**{where.capitalize()}**, the nodes concerned outlined in bold "
-                "(red when the op has no kernel):")
-    view = graph_to_dot(failure.graph, max_nodes=FAILURE_MAX_NODES, highlight=failure.nodes)
-    drawn = {n.name for n in failure.graph.nodes[:view.shown]}
-    missing = [n for n in failure.nodes if n not in drawn]
-    if missing:
-        st.warning("Not drawn (past the first nodes): " + ", ".join(code_span(n) for n in missing)
-                   + ". The Graph page can show a node's neighbourhood.")
-    st.graphviz_chart(view.source)

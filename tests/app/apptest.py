@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import streamlit as st
+from streamlit.components.v2.bidi_component.constants import EVENT_DELIM
+from streamlit.proto.WidgetStates_pb2 import WidgetState
+from streamlit.runtime.state.session_state import STREAMLIT_INTERNAL_KEY_PREFIX
 from streamlit.testing.v1 import AppTest
 
 from workbench_ui.model_picker import SAMPLE_KEY
@@ -26,10 +30,6 @@ def open_app(sample: str | None = None) -> AppTest:
 def open_page(path: str, sample: str | None = None) -> AppTest:
     """A fresh session, then a switch to `path` (e.g. "pages/3_Passes.py"), as a click in the menu does."""
     return open_app(sample).switch_page(path).run()
-
-
-def graphviz_sources(at: AppTest) -> list[str]:
-    return [el.proto.spec for el in at.get("graphviz_chart")]
 
 
 def download_buttons(at: AppTest) -> dict[str, Any]:
@@ -56,3 +56,37 @@ class Downloads:
         data = self.data[label]
         result = data() if callable(data) else data
         return result if isinstance(result, bytes) else str(result).encode()
+
+
+def canvas(at: AppTest, key: str) -> dict[str, Any]:
+    """What the page handed to the canvas component `key` (workbench_ui.canvas.show_canvas): its panes
+    (label, graph_id, graphs as Model Explorer JSON text, overlays), the selected node, the caption."""
+    (element,) = [el for el in at.get("bidi_component") if el.proto.id.endswith(f"-{key}")]
+    return cast(dict[str, Any], json.loads(element.proto.json))
+
+
+def pane_graph(pane: dict[str, Any]) -> dict[str, Any]:
+    """A pane's main graph (the first of its collection; fused bodies follow it)."""
+    return cast(dict[str, Any], json.loads(pane["graphs"])["graphs"][0])
+
+
+def pane_nodes(pane: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """A pane's main graph's nodes by id."""
+    return {n["id"]: n for n in pane_graph(pane)["nodes"]}
+
+
+def overlay(pane: dict[str, Any], name: str) -> dict[str, Any]:
+    """A pane's overlay (node data) `name`: node id -> {value, bgColor}."""
+    texts = dict(pane["overlays"])
+    return cast(dict[str, Any], json.loads(texts[name])["results"])
+
+
+def click_canvas(at: AppTest, key: str, node: str) -> AppTest:
+    """A click on node `node` of the canvas `key`, as the browser reports it: the component's "clicked"
+    trigger (canvas.js sends it when Model Explorer says a node was selected), then the rerun."""
+    (element,) = [el for el in at.get("bidi_component") if el.proto.id.endswith(f"-{key}")]
+    states = at._tree.get_widget_states()
+    trigger = WidgetState(id=f"{STREAMLIT_INTERNAL_KEY_PREFIX}_{element.proto.id}{EVENT_DELIM}events")
+    trigger.json_trigger_value = json.dumps([{"event": "clicked", "value": node}])
+    states.widgets.append(trigger)
+    return at._run(states)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import onnx
 import pytest
@@ -11,6 +12,7 @@ from streamlit.testing.v1 import AppTest
 from ge_core.frontend import import_onnx
 from ge_core.frontend.summary import summarize
 from ge_core.samples.registry import DEFAULT_SAMPLE, get_sample, list_samples, sample_bytes
+from tests.app.apptest import canvas, click_canvas, overlay, pane_nodes
 from tests.app.models import tiny_model
 from workbench_ui.model_picker import SAMPLE_KEY
 from workbench_ui.text import md_escape
@@ -18,6 +20,7 @@ from workbench_ui.text import md_escape
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 TIMEOUT = 60
 SAMPLES = {s.name for s in list_samples()}
+MODEL_CANVAS = "ge_model_canvas"
 
 
 def run_app(sample: str | None = None) -> AppTest:
@@ -27,8 +30,10 @@ def run_app(sample: str | None = None) -> AppTest:
     return at.run()
 
 
-def graphviz_sources(at: AppTest) -> list[str]:
-    return [el.proto.spec for el in at.get("graphviz_chart")]
+def model_pane(at: AppTest) -> dict[str, Any]:
+    """The one pane the Model page's canvas shows."""
+    (pane,) = canvas(at, MODEL_CANVAS)["panes"]
+    return pane
 
 
 def inputs_table(at: AppTest) -> list[dict[str, str]]:
@@ -44,9 +49,10 @@ def test_default_sample_loads_with_summary_and_graph() -> None:
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Nodes"] == str(summary.nodes)
     assert [row["name"] for row in inputs_table(at)] == [t.name for t in summary.inputs]
-    graphs = [s for s in graphviz_sources(at) if "GE_Graph" in s]
-    assert len(graphs) == 2  # the legend and the model
-    assert "<b>Conv</b>" in graphs[1]
+    nodes = pane_nodes(model_pane(at))
+    assert {n["label"] for n in nodes.values()} >= {"Conv", "Input", "Output"}
+    assert len([n for n in nodes if not n.startswith(("input:", "output:"))]) == summary.nodes
+    assert model_pane(at)["overlays"][-1][0] == "op category"
     assert "What am I looking at?" in at.markdown[0].value
 
 
@@ -73,7 +79,8 @@ def test_broken_sample_lists_every_problem_in_one_error(name: str) -> None:
         assert all(f"`{node}`" in box for node in nodes)
     for problem in summary.problems:
         assert md_escape(problem) in box
-    assert len(graphviz_sources(at)) == 2  # the graph is still drawn, unsupported ops in red
+    marked = overlay(model_pane(at), "op category")  # the graph is still shown, unsupported ops in red
+    assert all(marked[node]["value"] == "unsupported" for nodes in summary.unsupported.values() for node in nodes)
 
 
 def test_an_unknown_sample_in_the_address_says_so() -> None:
@@ -118,7 +125,7 @@ def test_upload_of_a_model_and_refusal_of_external_data() -> None:
     at.sidebar.file_uploader[0].set_value(("tiny.onnx", tiny_model(), "application/octet-stream")).run()
     assert not at.exception
     assert at.subheader[0].value == md_escape("tiny.onnx")
-    assert "<b>Relu</b>" in graphviz_sources(at)[1]
+    assert "Relu" in {n["label"] for n in pane_nodes(model_pane(at)).values()}
     at.sidebar.file_uploader[0].set_value(("ext.onnx", tiny_model(external=True), "application/octet-stream"))
     at.run()
     assert not at.exception
@@ -129,14 +136,14 @@ def test_tiny_model_is_valid() -> None:
     onnx.checker.check_model(onnx.load_from_string(tiny_model()))
 
 
-def test_direction_and_node_limit_controls() -> None:
+def test_a_click_on_the_canvas_inspects_the_node_beside_it() -> None:
     at = run_app("transformer_encoder")
-    at.segmented_control(key="ge_rankdir").set_value("LR").run()
-    assert "rankdir=LR" in graphviz_sources(at)[1]
-    at.number_input(key="ge_max_nodes").set_value(10).run()
+    node = next(n for n in pane_nodes(model_pane(at)) if not n.startswith(("input:", "output:")))
+    click_canvas(at, MODEL_CANVAS, node)
     assert not at.exception
-    assert len(at.warning) == 1 and "Showing the first 10 of" in at.warning[0].value
-    assert "more nodes not drawn" in graphviz_sources(at)[1]
+    assert at.query_params["node"] == node and canvas(at, MODEL_CANVAS)["selected"]["id"] == node
+    assert any(f"`{node}`" in m.value for m in at.markdown)
+    assert [b.proto.label for b in at.get("download_button")] == ["Download graph JSON", "Download DOT"]
 
 
 def test_a_bug_of_ours_is_reported_without_crashing_the_page(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -15,13 +15,14 @@ import ge_core
 from ge_core.debugging import DEFAULT_TOLERANCE
 from ge_core.passes.cleanup.cse import CsePass
 from ge_core.samples.registry import DEFAULT_SAMPLE, sample_bytes
-from tests.app.apptest import Downloads, download_buttons, graphviz_sources, open_app, open_page
+from tests.app.apptest import Downloads, canvas, download_buttons, open_app, open_page, overlay, pane_nodes
 from tests.debugging.broken_passes import RefusingPass
 from workbench_ui.debug_view import TOLERANCE_KEY
 from workbench_ui.navigation import DEBUG_PAGE, present_pages
 from workbench_ui.session import DISABLED_KEY, OPT_KEY
 
 PASSES = "pages/3_Passes.py"
+DEBUG_CANVAS = "ge_debug_canvas"
 
 
 @pytest.fixture
@@ -106,7 +107,7 @@ def test_the_debug_page_replays_its_cached_bisection() -> None:
 
 
 @pytest.mark.parametrize("sample, nodes", [("shape_mismatch", ["y", "z"]),
-                                           ("unsupported_op", ["branch", "y", "selected"])])
+                                           ("unsupported_op", ["split", "joined", "y", "ngrams"])])
 def test_a_broken_sample_on_debug_names_its_nodes(sample: str, nodes: list[str]) -> None:
     at = open_page(DEBUG_PAGE, sample)
     assert not at.exception
@@ -114,8 +115,10 @@ def test_a_broken_sample_on_debug_names_its_nodes(sample: str, nodes: list[str])
     headline = at.error[1].value
     assert all(f"\\'{n}\\'" in headline for n in nodes)  # escaped quotes around each node name
     assert "What to do" in headline
-    drawn = graphviz_sources(at)
-    assert len(drawn) == 1 and drawn[0].count("penwidth=3") == len(nodes)  # each outlined in the graph
+    (pane,) = canvas(at, DEBUG_CANVAS)["panes"]  # the graph as imported, each node concerned in red
+    assert pane["overlays"][-1][0] == "failure"
+    assert set(overlay(pane, "failure")) == set(nodes) <= set(pane_nodes(pane))
+    assert canvas(at, DEBUG_CANVAS)["selected"]["id"] == nodes[0]  # centred on the first
 
 
 def test_an_uploaded_broken_model_lands_on_debug_with_the_node_named() -> None:
@@ -141,7 +144,8 @@ def test_a_failing_pass_shows_pass_stage_and_node_and_can_be_switched_off(
     node = headline.split("'")[1]
     assert "CsePass:off" in headline
     assert f"`{node}`" in texts(at)
-    assert "penwidth=3" in graphviz_sources(at)[0]  # the node outlined in the graph before CsePass
+    (pane,) = canvas(at, DEBUG_CANVAS)["panes"]  # the graph before CsePass, the node in red
+    assert pane["graph_id"] == "before_CsePass" and list(overlay(pane, "failure")) == [node]
     with zipfile.ZipFile(io.BytesIO(downloads.press("Download a reproducer (zip)"))) as archive:
         outcome = json.loads(archive.read("config.json"))["outcome"]
     assert outcome["pass"] == "CsePass" and outcome["nodes"] == [node]

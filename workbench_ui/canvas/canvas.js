@@ -1,0 +1,184 @@
+// The graph canvas: Model Explorer's web app in an iframe (same origin, served from static/), driven by
+// its URL parameters and its postMessage API. Streamlit calls this function on every rerun with `data`
+// (see component.py); the iframe is made once and reloaded only when the graphs or overlays change.
+//
+//   Python -> canvas: the panes' graph JSON and node data, handed over in window.__geCanvas[token] (the
+//     iframe's shim.js reads them there), the selected node (uiState on load, then
+//     `model-explorer-select-node-by-node-id`, retried until the app has the graph).
+//   canvas -> Python: `model-explorer-node-selected` becomes the trigger "clicked" (a node id); the
+//     "Open in Model Explorer" button the trigger "open" (a token: the page answers with the data).
+
+const STORE = (window.__geCanvas = window.__geCanvas || {});
+const HIGHLIGHT_DIFFS = "sync_navigation_match_node_id_highlight_diffs"; // Model Explorer's own setting
+const SELECT_RETRY_MS = 250;
+const SELECT_TRIES = 120;
+let counter = 0;
+
+function newToken() {
+  counter += 1;
+  return `t${Date.now().toString(36)}${counter}${Math.random().toString(36).slice(2, 10)}`;
+}
+
+function urlData(panes, selected, sync, withUiState = true) {
+  const nodeData = [];
+  const targets = [];
+  panes.forEach((pane) => pane.overlays.forEach(([name]) => {
+    nodeData.push(`node_data://${name}/${nodeData.length}`);
+    targets.push(pane.label);
+  }));
+  const data = {
+    models: panes.map((pane, i) => ({ url: `graphs://${pane.label}/${i}` })),
+    nodeData,
+    nodeDataTargets: targets,
+    uiState: {
+      paneStates: panes.map((pane, i) => ({
+        deepestExpandedGroupNodeIds: [],
+        selectedNodeId: selected && selected.pane === i ? selected.id : "",
+        selectedGraphId: pane.graph_id,
+        selectedCollectionLabel: pane.label,
+        widthFraction: 1 / panes.length,
+        selected: i === (selected ? selected.pane : 0),
+      })),
+    },
+  };
+  if (panes.length === 2 && sync) data.sync = { mode: "match_node_id" };
+  if (!withUiState) delete data.uiState; // Model Explorer then opens the collection's biggest graph
+  return data;
+}
+
+function handOver(token, panes) {
+  STORE[token] = {
+    graphs: panes.map((pane) => pane.graphs),
+    nodeData: panes.flatMap((pane) => pane.overlays.map(([, json]) => json)),
+  };
+}
+
+class Canvas {
+  constructor(root) {
+    this.root = document.createElement("div");
+    this.root.className = "ge-canvas";
+    this.bar = document.createElement("div");
+    this.bar.className = "ge-canvas-bar";
+    this.status = document.createElement("span");
+    this.status.className = "ge-canvas-status";
+    this.openButton = document.createElement("button");
+    this.openButton.type = "button";
+    this.openButton.className = "ge-canvas-open";
+    this.openButton.textContent = "Open in Model Explorer ↗";
+    this.openButton.title = "This snapshot, with every detail and overlay, in a Model Explorer tab of its own";
+    this.openButton.addEventListener("click", () => this.openTab());
+    this.bar.append(this.status, this.openButton);
+    this.frame = document.createElement("iframe");
+    this.frame.className = "ge-canvas-frame";
+    this.frame.title = "Graph canvas (Model Explorer)";
+    this.root.append(this.bar, this.frame);
+    root.appendChild(this.root);
+    this.version = null;
+    this.token = null;
+    this.shown = ""; // the node the canvas has selected
+    this.reported = ""; // the last click sent to Python
+    this.pending = null; // a selection asked of the canvas, not yet echoed
+    this.timer = null;
+    this.onMessage = (event) => this.receive(event);
+    window.addEventListener("message", this.onMessage);
+    try {
+      window.localStorage.setItem(HIGHLIGHT_DIFFS, "true"); // mark nodes only one side has
+    } catch (err) {
+      // storage refused: the canvas works, without the added/removed highlight
+    }
+  }
+
+  update(data, trigger) {
+    this.trigger = trigger;
+    this.data = data;
+    this.frame.style.height = `${data.height}px`;
+    this.status.textContent = data.caption || "";
+    this.openButton.hidden = !data.open;
+    if (data.open_payload) STORE[data.open_payload.token] = data.open_payload.data;
+    if (data.version !== this.version) {
+      this.load(data);
+    } else if (data.selected && data.selected.id !== this.shown && data.selected.id !== this.reported) {
+      this.select(data.selected.id);
+    }
+    this.root.dataset.version = data.version;
+    this.root.dataset.selected = data.selected ? data.selected.id : "";
+  }
+
+  load(data) {
+    const token = newToken();
+    handOver(token, data.panes);
+    if (this.token) delete STORE[this.token];
+    this.token = token;
+    this.version = data.version;
+    this.shown = data.selected ? data.selected.id : "";
+    this.reported = this.shown;
+    this.stopSelecting();
+    const params = new URLSearchParams({ ge: token, embed: "1",
+                                         data: JSON.stringify(urlData(data.panes, data.selected, data.sync)) });
+    this.frame.src = `${data.src}?${params.toString()}`;
+  }
+
+  select(id) {
+    this.stopSelecting();
+    this.pending = id;
+    let tries = 0;
+    const ask = () => {
+      tries += 1;
+      if (this.pending !== id || tries > SELECT_TRIES) return this.stopSelecting();
+      this.frame.contentWindow?.postMessage({ cmd: "model-explorer-select-node-by-node-id", nodeId: id }, window.location.origin);
+      this.timer = window.setTimeout(ask, SELECT_RETRY_MS);
+    };
+    ask();
+  }
+
+  stopSelecting() {
+    if (this.timer !== null) window.clearTimeout(this.timer);
+    this.timer = null;
+    this.pending = null;
+  }
+
+  receive(event) {
+    if (event.source !== this.frame.contentWindow || event.origin !== window.location.origin) return;
+    const message = event.data || {};
+    if (message.cmd !== "model-explorer-node-selected" || !message.nodeId) return;
+    this.shown = message.nodeId;
+    if (this.pending === message.nodeId) {
+      this.stopSelecting(); // the canvas did what Python asked: nothing to report
+      return;
+    }
+    const asked = this.data && this.data.selected ? this.data.selected.id : "";
+    if (message.nodeId === this.reported || message.nodeId === asked) return;
+    this.reported = message.nodeId;
+    this.trigger("clicked", message.nodeId);
+  }
+
+  openTab() {
+    const open = this.data && this.data.open;
+    if (!open) return;
+    const token = newToken();
+    const panes = [{ label: open.label, graph_id: "", overlays: open.overlays.map((name) => [name, ""]) }];
+    const params = new URLSearchParams({ ge: token, data: JSON.stringify(urlData(panes, null, false, false)) });
+    window.open(`${this.data.src}?${params.toString()}`, "_blank");
+    this.trigger("open", token); // the page answers with the data, under this token
+  }
+
+  destroy() {
+    this.stopSelecting();
+    window.removeEventListener("message", this.onMessage);
+    if (this.token) delete STORE[this.token];
+    this.root.remove();
+  }
+}
+
+export default function (component) {
+  const { data, parentElement, setTriggerValue } = component;
+  let canvas = parentElement.__geCanvas;
+  if (!canvas) {
+    canvas = parentElement.__geCanvas = new Canvas(parentElement);
+  }
+  canvas.update(data, setTriggerValue);
+  return () => {
+    canvas.destroy();
+    delete parentElement.__geCanvas;
+  };
+}

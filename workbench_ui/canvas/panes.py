@@ -1,0 +1,57 @@
+"""The canvas's panes, built once and shared by every session: a snapshot's graph JSON and its overlays.
+
+A snapshot's JSON does not depend on the pass it is shown for (the pass's marks are an overlay), so the
+graph after pass k, drawn again as the "before" of pass k + 1, is not built twice. Keys name the compile
+(WorkbenchConfig.cache_key) and the snapshot; the graphs themselves are never hashed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass
+
+from ge_core import Graph
+from ge_core.viz import Overlay, overlay_json, pane_json
+from workbench_ui.canvas.component import Pane
+from workbench_ui.shared_cache import SharedCache, shared_cache
+
+GRAPH_ENTRIES = 24  # snapshots kept (a 10k-node graph's JSON is a few MB)
+OVERLAY_ENTRIES = 256
+
+
+@dataclass(frozen=True)
+class GraphJson:
+    text: str
+    digest: str
+
+
+def graph_json(key: Hashable, graph: Graph, graph_id: str) -> GraphJson:
+    """The snapshot's Model Explorer JSON (cached under `key`)."""
+    cache: SharedCache[tuple[Hashable, str], GraphJson] = shared_cache("canvas_graphs", GRAPH_ENTRIES)
+    found = cache.get((key, graph_id))
+    if found is None:
+        text = pane_json(graph, graph_id)
+        found = GraphJson(text, hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest())
+        cache.put((key, graph_id), found)
+    return found
+
+
+def overlay_text(key: Hashable, make: Callable[[], Overlay]) -> tuple[str, str]:
+    """(name, node data JSON) of the overlay `make()` builds (cached under `key`)."""
+    cache: SharedCache[Hashable, tuple[str, str]] = shared_cache("canvas_overlays", OVERLAY_ENTRIES)
+    found = cache.get(key)
+    if found is None:
+        overlay = make()
+        found = (overlay.name, overlay_json(overlay))
+        cache.put(key, found)
+    return found
+
+
+def make_pane(label: str, graph_id: str, graph: GraphJson, overlays: Sequence[tuple[str, str]] = ()) -> Pane:
+    return Pane(label, graph_id, graph.text, tuple(overlays), graph.digest)
+
+
+def shown_last(overlays: dict[str, tuple[str, str]], shown: str) -> list[tuple[str, str]]:
+    """The overlays in load order, `shown` last (Model Explorer shows the last one loaded)."""
+    return [o for name, o in overlays.items() if name != shown] + ([overlays[shown]] if shown in overlays else [])

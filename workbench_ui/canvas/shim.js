@@ -1,0 +1,104 @@
+// The canvas's server API, answered inside the page: Model Explorer's web app asks its own Python server
+// for a few things (extensions, version, graph and node-data JSON). The workbench runs no such server: the
+// bundle is served as static files by Streamlit, and this script (first in canvas.html's <head>) answers
+// those requests from the data the workbench page handed over, under the token in the address (`?ge=`).
+// Nothing else leaves the page: a request outside the bundle's own folder, or to another origin, fails.
+// There is no file-reading call (`read_text_file` and the like are refused like any unknown path).
+(() => {
+  "use strict";
+  const params = new URLSearchParams(window.location.search);
+  const token = params.get("ge") || "";
+  const bundleDir = new URL(".", window.location.href).pathname;
+  const host = window.parent !== window ? window.parent : window.opener;
+  const JSON_ADAPTER = {
+    fileExts: ["json"], type: "adapter", id: "builtin_json", name: "JSON adapter",
+    description: "Graph JSON from the GE Workbench (or a file of yours)."
+  };
+  const NO_NEW_VERSION = { version: "", runningVersion: "", releaseUrl: "", desktopAppUrl: "" };
+
+  function handed() {
+    try {
+      const store = host && host.__geCanvas;
+      return (store && store[token]) || null;
+    } catch (err) {
+      return null; // the page that opened this one is gone or not ours
+    }
+  }
+
+  // A tab opened by "Open in Model Explorer" starts before the workbench has sent its data: wait a while.
+  function waitForData(timeoutMs = 120000) {
+    const started = Date.now();
+    return new Promise((resolve) => {
+      const look = () => {
+        const data = handed();
+        if (data || Date.now() - started > timeoutMs) return resolve(data);
+        window.setTimeout(look, 100);
+      };
+      look();
+    });
+  }
+
+  function reply(body, status = 200) {
+    const text = typeof body === "string" ? body : JSON.stringify(body);
+    return Promise.resolve(new Response(text, { status, headers: { "Content-Type": "application/json" } }));
+  }
+
+  async function answer(url) {
+    const index = (name) => Number(url.searchParams.get(name));
+    switch (url.pathname) {
+      case "/api/v1/get_extensions":
+        return reply([JSON_ADAPTER]);
+      case "/api/v1/check_new_version":
+        return reply(NO_NEW_VERSION);
+      case "/api/v1/notify_user_provided_model_path":
+        return reply({ status: "ok" });
+      case "/api/v1/load_graphs_json": {
+        const data = await waitForData();
+        const graphs = data && data.graphs[index("graph_index")];
+        return graphs === undefined || graphs === null
+          ? reply({ error: "The workbench page that opened this canvas is gone: open it again from there." })
+          : reply(graphs);
+      }
+      case "/api/v1/load_node_data": {
+        const data = await waitForData();
+        const nodeData = data && data.nodeData[index("node_data_index")];
+        return nodeData === undefined || nodeData === null
+          ? reply({ error: "no such node data" })
+          : reply({ content: nodeData });
+      }
+      default:
+        return reply({ error: "The workbench canvas has no server API: " + url.pathname + " is not served." }, 404);
+    }
+  }
+
+  const realFetch = window.fetch.bind(window);
+  window.fetch = (input, init) => {
+    const url = new URL(typeof input === "string" || input instanceof URL ? String(input) : input.url,
+                        document.baseURI);
+    if (url.origin !== window.location.origin) {
+      return Promise.reject(new TypeError("the workbench canvas makes no requests to other sites"));
+    }
+    if (url.pathname.startsWith(bundleDir)) {
+      return realFetch(input, init); // the bundle's own files (scripts, fonts, icons)
+    }
+    return answer(url);
+  };
+
+  // Embedded beside the workbench's own inspector (`?embed=1`), the graph gets the whole pane: Model
+  // Explorer's info panel (370 px a pane) and its title and documentation links are hidden.
+  if (params.get("embed") === "1") {
+    const style = document.createElement("style");
+    style.textContent = "info-panel { display: none !important; }\n"
+      + "title-bar .title, title-bar .icons-container { display: none !important; }";
+    document.head.appendChild(style);
+  }
+
+  // The app listens for its server's "refresh the page" directives; there is no server to send them.
+  const RealEventSource = window.EventSource;
+  window.EventSource = function (url, options) {
+    if (new URL(String(url), document.baseURI).pathname.startsWith(bundleDir)) {
+      return new RealEventSource(url, options);
+    }
+    return { addEventListener() {}, removeEventListener() {}, close() {}, readyState: 2 };
+  };
+})();
