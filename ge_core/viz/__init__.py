@@ -57,7 +57,14 @@ from ge_core.viz.fusion_views import NodeFusion, filter_decisions, fusion_decisi
 from ge_core.viz.graph_diff import GraphDiff, diff_graphs
 from ge_core.viz.inspector import NodeDetails, node_details
 from ge_core.viz.memory import alive_at_peak, allocation_rectangles, live_bytes_timeline
-from ge_core.viz.memory_switches import memory_switch_plans, strategy_arenas, strategy_timelines
+from ge_core.viz.memory_switches import (
+    ALIGNMENTS,
+    ORDER_CHOICES,
+    STRATEGY_CHOICES,
+    memory_switch_plans,
+    strategy_arenas,
+    strategy_timelines,
+)
 from ge_core.viz.memory_views import (
     StepIndex,
     allocation_table,
@@ -84,8 +91,11 @@ from ge_core.viz.search import find_nodes
 from ge_core.viz.tables import format_bytes, format_count, op_table, tensor_table
 
 __all__ = [
+    "ALIGNMENTS",
     "LEAN_ABOVE",
     "MAX_LAYER",
+    "ORDER_CHOICES",
+    "STRATEGY_CHOICES",
     "TABLE_FILES",
     "Comparison",
     "ComparisonEntry",

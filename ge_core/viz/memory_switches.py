@@ -22,6 +22,8 @@ from ge_core.memory.planners import NO_COPY, STRATEGIES
 from ge_core.viz.memory_views import memory_timeline
 
 ALIGNMENTS = (32, 512)  # the UB/L1 alignment and GE's arena alignment (DESIGN.md, hardware profiles)
+STRATEGY_CHOICES = ("auto", *STRATEGIES)  # what MemoryConfig.strategy takes (the UI's switches)
+ORDER_CHOICES = MEMORY_ORDERS  # what MemoryConfig.order takes
 SWITCH_COLUMNS = ["switch", "value", "strategy", "arena_bytes", "theory_min_bytes", "delta_bytes", "config"]
 
 
