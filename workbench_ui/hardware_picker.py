@@ -137,6 +137,12 @@ def _uploaded_paths() -> dict[str, Path]:
     return paths
 
 
+def use_profile(name: str, data: bytes) -> None:
+    """Make a (checked) profile the sidebar's target, as an upload would: call from a widget callback."""
+    st.session_state[UPLOADED_PROFILE_KEY] = (name, data)
+    st.session_state[HARDWARE_KEY] = UPLOAD
+
+
 def _remember_upload() -> None:
     file = st.session_state.get(PROFILE_UPLOAD_KEY)
     if file is None:

@@ -13,8 +13,9 @@ import pandas as pd
 import streamlit as st
 
 from ge_core import CompiledModel, MemoryConfig
-from ge_core.config import MEMORY_ORDERS
 from ge_core.viz import (
+    ORDER_CHOICES,
+    STRATEGY_CHOICES,
     allocation_table,
     device_totals,
     format_bytes,
@@ -106,7 +107,7 @@ def show_memory_page(config: WorkbenchConfig) -> None:
     key = config.cache_key
     intro = st.container()
     st.subheader(f"{md_escape(choice.title)} at {config.opt_level}")
-    memory = show_switches(compiled.config.memory, compiled.memory)
+    memory = show_switches(compiled.config.memory)
     view = memory_view(key, compiled, memory)
     intro.markdown(on_screen(choice.title, view))
     show_headline(view, compiled)
@@ -121,10 +122,10 @@ def show_memory_page(config: WorkbenchConfig) -> None:
     show_switch_table(key, compiled, memory)
 
 
-def show_switches(own: MemoryConfig, plan: Plan) -> MemoryConfig:
+def show_switches(own: MemoryConfig) -> MemoryConfig:
     """The memory switches, starting from the compile's own; the plan is re-made from the compiled graph."""
     st.markdown("#### Switches")
-    strategies = ["auto", *_strategies(plan)]
+    strategies = list(STRATEGY_CHOICES)
     cols = st.columns([2, 1.3, 1, 1.2, 1.4])
     strategy = cols[0].selectbox("Strategy", strategies, index=strategies.index(own.strategy)
                                  if own.strategy in strategies else 0, key="ge_memory_strategy",
@@ -138,14 +139,9 @@ def show_switches(own: MemoryConfig, plan: Plan) -> MemoryConfig:
                              help="Concat inputs written in place at their slice of the output.")
     aware = cols[4].toggle("Memory-aware order", value=own.order == "memory_aware", key="ge_memory_order",
                            help="Run the nodes in a topological order with a lower peak, when one exists.")
-    order = "memory_aware" if aware else MEMORY_ORDERS[0]
+    order = ORDER_CHOICES[-1] if aware else ORDER_CHOICES[0]  # graph, memory_aware
     return replace(own, strategy=str(strategy), alignment=int(alignment), reuse=reuse, no_copy_concat=no_copy,
                    order=order)
-
-
-def _strategies(plan: Plan) -> list[str]:
-    """The planner's strategies, by name: the ones the compile's plan ran (no reuse is a switch of its own)."""
-    return [s for s in dict.fromkeys(strategy_arenas(plan)["strategy"]) if s != "no_reuse"]
 
 
 def show_headline(view: MemoryView, compiled: CompiledModel) -> None:
