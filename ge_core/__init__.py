@@ -6,6 +6,7 @@ The public API (see DESIGN.md, "Contracts"); the web UI reaches the library only
     ge_core.execute(graph, feeds) -> dict[str, np.ndarray]
     ge_core.CompileConfig(...); ge_core.compile(graph, config) -> CompiledModel (.report, .run(feeds), .records)
     ge_core.simulate(compiled, hardware) -> SimResult
+    ge_core.Session(options): add_graph / build_graph / run_graph / warm_up / stats (GE's option names)
 """
 
 from ge_core.compiler import CompiledModel, compile, load_compiled
@@ -19,6 +20,7 @@ from ge_core.offline.cache import CompileCache
 from ge_core.passes.infra.instruments import PassRecord
 from ge_core.passes.infra.pipeline import OptLevel
 from ge_core.runtime import ExecutionResult, Executor, execute, random_feeds
+from ge_core.session import RunRecord, Session, SessionOptions
 from ge_core.sim import SimResult, simulate
 from ge_core.version import __version__ as __version__  # re-exported
 
@@ -38,6 +40,9 @@ __all__ = [
     "Node",
     "OptLevel",
     "PassRecord",
+    "RunRecord",
+    "Session",
+    "SessionOptions",
     "SimResult",
     "TensorDesc",
     "compile",
