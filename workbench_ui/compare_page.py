@@ -1,0 +1,256 @@
+"""The Compare page: the sidebar's model under two to four CompileConfigs side by side. The metrics with
+deltas against the first, the graphs side by side (a node's place in each), the node alignment by original
+names and the per-op latency deltas. The comparison lives in the address (`?cmp=<token>`) and saves and
+loads as JSON."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import replace
+
+import pandas as pd
+import streamlit as st
+
+from ge_core import PRECISION_MODES, CompileConfig, pass_names, profile_names
+from ge_core.errors import GEError
+from ge_core.viz import STRATEGY_CHOICES, Comparison, ComparisonSpec, fusion_group_overlay, run_spec
+from workbench_ui import address
+from workbench_ui.analysis import BEST_SAMPLE, memo, select_node, table
+from workbench_ui.analysis_canvas import PaneSpec, show_graphs
+from workbench_ui.charts import delta_chart
+from workbench_ui.model_picker import ModelChoice
+from workbench_ui.profile_page import FALLBACK_HARDWARE
+from workbench_ui.session import OPT_LEVELS, WorkbenchConfig, require_model
+from workbench_ui.text import code_span, md_escape
+
+COMPARISON = "cmp"  # ?cmp=<ComparisonSpec.to_address()>
+NO_TARGET = "none"
+MAX_CONFIGS = 4
+SPEC_UPLOAD_KEY = "ge_compare_upload"
+METRIC_COLUMNS = ["config", "status", "opt_level", "hardware", "precision_mode", "memory_strategy", "nodes",
+                  "nodes_delta", "kernels", "kernels_delta", "arena_bytes", "arena_bytes_delta", "theory_min_bytes",
+                  "simulated_us", "simulated_us_delta", "compile_seconds", "max_rel_error", "max_rel_error_delta",
+                  "error"]
+
+COMPARE_INTRO = (
+    "**What am I looking at?** The model in the sidebar compiled under two to four configurations (opt "
+    "level, passes switched off, hardware target, memory strategy, precision mode), side by side: how many "
+    "nodes and kernels each leaves, its arena against the lower bound, its simulated latency, its compile "
+    "time and, when asked, its numeric error against the graph as imported (O0). The graphs are aligned by "
+    "the nodes' original names: pick a node to see where it went in each (kept, fused into which node, "
+    f"removed). **{BEST_SAMPLE}** at O1 against O3 on ascend910 shows it best (the numbers below are the "
+    "model's on screen). The address holds the comparison: share it, or save it as JSON."
+)
+
+
+def model_reference(choice: ModelChoice) -> str:
+    """How a comparison names the model: sample:NAME, or upload:<sha256> (ModelChoice.key without its stamp)."""
+    return choice.key if choice.kind == "upload" else choice.key.rsplit(":", 1)[0]
+
+
+def default_spec(config: WorkbenchConfig, reference: str) -> ComparisonSpec:
+    """O1 against O3, at the sidebar's settings and target (the library's default one when it names none)."""
+    base = replace(config.compile_config(), hardware=config.settings.hardware or FALLBACK_HARDWARE)
+    return ComparisonSpec.of(reference, [(level, replace(base, opt_level=level)) for level in ("O1", "O3")])
+
+
+def spec_from_address(config: WorkbenchConfig, reference: str) -> ComparisonSpec:
+    token = address.read(COMPARISON)
+    if token:
+        try:
+            spec = ComparisonSpec.from_address(token)
+        except GEError as err:
+            st.error(f"The comparison in the address cannot be read: {md_escape(str(err))} Showing O1 against O3; "
+                     "choose the configurations below.", icon=":material/error:")
+            return default_spec(config, reference)
+        if spec.model != reference:
+            st.warning(f"This comparison was made for {code_span(spec.model)}: running it on the sidebar's model "
+                       f"({code_span(reference)}).", icon=":material/warning:")
+            spec = replace(spec, model=reference)
+        return spec
+    return default_spec(config, reference)
+
+
+def run_comparison(choice: ModelChoice, spec: ComparisonSpec, numerics: bool) -> Comparison:
+    def make() -> Comparison:
+        return run_spec(spec, choice.fetch(), numerics=numerics)
+    with st.spinner(f"Compiling {len(spec.configs)} configurations…"):
+        return memo((choice.key, spec.to_address(), numerics, "comparison"), make)
+
+
+def on_screen(title: str, metrics: pd.DataFrame) -> str:
+    ok = metrics[metrics["status"] == "ok"]
+    if len(ok) < 2:
+        return f"On **{md_escape(title)}** fewer than two configurations compiled: see the errors below."
+    first, last = ok.iloc[0], ok.iloc[-1]
+    parts = [f"{int(last['kernels'])} kernels against {int(first['kernels'])}"]
+    if pd.notna(first["arena_bytes"]) and pd.notna(last["arena_bytes"]):
+        parts.append(f"an arena of {int(last['arena_bytes']):,} bytes against {int(first['arena_bytes']):,}")
+    if pd.notna(first["simulated_us"]) and pd.notna(last["simulated_us"]):
+        parts.append(f"{float(last['simulated_us']):,.1f} µs against {float(first['simulated_us']):,.1f} µs "
+                     f"({(float(last['simulated_us']) / float(first['simulated_us']) - 1):+.0%})")
+    return (f"On **{md_escape(title)}**, {code_span(str(last['config']))} against {code_span(str(first['config']))}: "
+            + "; ".join(parts) + ".")
+
+
+def show_compare_page(config: WorkbenchConfig) -> None:
+    choice = require_model(config)
+    reference = model_reference(choice)
+    intro = st.container()
+    spec = spec_from_address(config, reference)
+    st.subheader(md_escape(choice.title))
+    spec = show_editor(config, spec)
+    numerics = st.toggle("Numeric error against O0 (runs every configuration on the same seeded inputs: slower)",
+                         key="ge_compare_numerics")
+    comparison = run_comparison(choice, spec, numerics)
+    metrics = comparison.metrics()
+    intro.markdown(on_screen(choice.title, metrics))
+    show_metrics(metrics)
+    show_graphs_side_by_side(choice, comparison)
+    show_alignment(comparison)
+    show_latency(comparison)
+    show_save_load(spec)
+
+
+def show_editor(config: WorkbenchConfig, spec: ComparisonSpec) -> ComparisonSpec:
+    """The configurations as widgets (a form: nothing recompiles until "Compare")."""
+    tag = hashlib.sha1(spec.to_address().encode()).hexdigest()[:12]  # new widgets for each spec: they open on it
+    targets = [NO_TARGET, *profile_names()]
+    for _, c in spec.configs:
+        if c.hardware and c.hardware not in targets:
+            targets.append(c.hardware)
+    with st.form(f"ge_compare_form:{tag}"):
+        count = st.slider("Configurations", 2, MAX_CONFIGS, value=min(max(len(spec.configs), 2), MAX_CONFIGS))
+        columns = st.columns(MAX_CONFIGS)
+        chosen: list[tuple[str, CompileConfig]] = []
+        for i, column in enumerate(columns):
+            name, base = spec.configs[i] if i < len(spec.configs) else (f"config {i + 1}", spec.configs[-1][1])
+            with column:
+                chosen.append(_config_widgets(f"{i}:{tag}", name, base, targets))
+        pressed = st.form_submit_button("Compare", type="primary")
+    if not pressed:
+        return spec
+    picked = chosen[:count]
+    names = [n for n, _ in picked]
+    if len(set(names)) != len(names) or not all(n.strip() for n in names):
+        st.error("Give each configuration a name of its own.", icon=":material/error:")
+        return spec
+    try:
+        new = ComparisonSpec.of(spec.model, picked, spec.seed)
+    except GEError as err:
+        st.error(md_escape(str(err)), icon=":material/error:")
+        return spec
+    address.write(COMPARISON, new.to_address())
+    return new
+
+
+def _config_widgets(i: str, name: str, base: CompileConfig, targets: list[str]) -> tuple[str, CompileConfig]:
+    label = st.text_input("Name", value=name, key=f"ge_cmp_name_{i}")
+    opt = st.selectbox("Opt level", OPT_LEVELS, index=OPT_LEVELS.index(str(base.opt_level))
+                       if str(base.opt_level) in OPT_LEVELS else 0, key=f"ge_cmp_opt_{i}")
+    hardware = st.selectbox("Hardware", targets, index=targets.index(base.hardware or NO_TARGET),
+                            key=f"ge_cmp_hw_{i}", format_func=lambda t: t if len(t) < 24 else "uploaded profile")
+    strategies = list(STRATEGY_CHOICES)
+    strategy = st.selectbox("Memory strategy", strategies, index=strategies.index(base.memory.strategy)
+                            if base.memory.strategy in strategies else 0, key=f"ge_cmp_strategy_{i}")
+    precision = st.selectbox("Precision", PRECISION_MODES, index=list(PRECISION_MODES).index(base.precision_mode),
+                             key=f"ge_cmp_precision_{i}")
+    off = st.multiselect("Passes switched off", pass_names(), default=sorted(base.disabled_passes),
+                         key=f"ge_cmp_off_{i}", placeholder="none")
+    config = replace(base, opt_level=str(opt), hardware=None if hardware == NO_TARGET else str(hardware),
+                     precision_mode=str(precision), disabled_passes=frozenset(off),
+                     memory=replace(base.memory, strategy=str(strategy)))
+    return label.strip(), config
+
+
+def show_metrics(metrics: pd.DataFrame) -> None:
+    st.markdown("#### Side by side (deltas against the first configuration)")
+    for _, row in metrics[metrics["status"] != "ok"].iterrows():
+        st.error(f"{code_span(str(row['config']))} did not compile: {md_escape(str(row['error']))}",
+                 icon=":material/error:")
+    shown = [c for c in METRIC_COLUMNS if c in metrics]
+    table(metrics[shown], "ge_compare_metrics", wide=("error",),
+          config={c: st.column_config.NumberColumn(format="%+.6g") for c in shown if c.endswith("_delta")})
+    cols = st.columns(3)
+    for column, (metric, title) in zip(cols, (("kernels", "kernels"), ("arena_bytes", "arena bytes"),
+                                              ("simulated_us", "simulated µs")), strict=True):
+        if metrics[metric].notna().any():
+            column.altair_chart(delta_chart(metrics, metric, title))
+
+
+def show_graphs_side_by_side(choice: ModelChoice, comparison: Comparison) -> None:
+    compiled = [e for e in comparison.entries if e.compiled is not None]
+    if len(compiled) < 2:
+        return
+    st.markdown("#### The graphs side by side")
+    names = [e.name for e in compiled]
+    cols = st.columns(2)
+    left = cols[0].selectbox("Left", names, index=0, key="ge_compare_left")
+    right = cols[1].selectbox("Right", names, index=len(names) - 1, key="ge_compare_right")
+    entries = {e.name: e for e in compiled}
+    node = address.read(address.NODE).split(" › ")[0]
+    specs = []
+    for name in (left, right):
+        entry = entries[str(name)]
+        assert entry.compiled is not None
+        graph = entry.compiled.graph
+        records = tuple(d for r in entry.compiled.records for d in r.decisions)
+        group = (("fusion group",), lambda g=graph, d=records: fusion_group_overlay(g, d))
+        specs.append(PaneSpec(str(name), (choice.key, entry.config.key()), graph, "compiled", (group,)))
+    holder = entries[str(left)].fates.get(node)
+    selected = holder.holder if holder is not None else (node if specs[0].graph.has_node(node) else "")
+    show_graphs(specs, canvas_key="ge_compare_canvas", selected=selected, sync=False,
+                caption="Coloured by fusion group; click a node to see where it went in each configuration")
+    if node:
+        show_node_places(comparison, node)
+
+
+def show_node_places(comparison: Comparison, node: str) -> None:
+    rows = [{"configuration": e.name, "held by": e.fates[node].holder or "(removed)", "status": e.fates[node].status,
+             "by pass": e.fates[node].pass_name} for e in comparison.entries if node in e.fates]
+    if rows:
+        st.markdown(f"**{code_span(node)} in each configuration**")
+        st.dataframe(pd.DataFrame(rows), hide_index=True)
+
+
+def show_alignment(comparison: Comparison) -> None:
+    st.markdown("#### Where each original node went")
+    frame = comparison.node_alignment()
+    table(frame, "ge_compare_alignment", on_pick=lambda row: select_node(str(row["node"])))
+
+
+def show_latency(comparison: Comparison) -> None:
+    st.markdown("#### Latency per original op")
+    frame = comparison.latency_delta()
+    if frame.empty:
+        st.caption("No configuration has a hardware target: nothing was simulated.")
+        return
+    deltas = [c for c in frame if c.endswith("delta_us")]
+    if deltas:
+        frame = frame.reindex(frame[deltas[-1]].abs().sort_values(ascending=False, kind="stable").index)
+    st.caption("Nodes sharing a kernel in any configuration form one row, so each configuration's rows sum to its "
+               "total; sorted by the largest change.")
+    table(frame.reset_index(drop=True), "ge_compare_latency", wide=("nodes",))
+
+
+def show_save_load(spec: ComparisonSpec) -> None:
+    left, right = st.columns(2)
+    left.download_button("Save the comparison (JSON)", data=json.dumps(spec.to_json(), indent=2),
+                         file_name="comparison.json", mime="application/json", icon=":material/download:")
+    right.file_uploader("Load a comparison (JSON)", type=["json"], key=SPEC_UPLOAD_KEY, on_change=_load_spec)
+    problem = st.session_state.pop("ge_compare_load_problem", None)
+    if problem:
+        st.error(f"That comparison cannot be loaded: {md_escape(problem)}", icon=":material/error:")
+
+
+def _load_spec() -> None:
+    file = st.session_state.get(SPEC_UPLOAD_KEY)
+    if file is None:
+        return
+    try:
+        spec = ComparisonSpec.from_json(file.getvalue().decode("utf-8", "replace"))
+    except GEError as err:
+        st.session_state["ge_compare_load_problem"] = str(err)
+        return
+    address.write(COMPARISON, spec.to_address())
