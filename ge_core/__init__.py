@@ -7,7 +7,11 @@ The public API (see DESIGN.md, "Contracts"); the web UI reaches the library only
     ge_core.CompileConfig(...); ge_core.compile(graph, config) -> CompiledModel (.report, .run(feeds), .records)
     ge_core.simulate(compiled, hardware) -> SimResult
     ge_core.Session(options): add_graph / build_graph / run_graph / warm_up / stats (GE's option names)
+    ge_core.sweep(models, configs, hardware, workers | scheduler, out) -> rows (ge_core/sweep: Dask)
 """
+
+import importlib
+from typing import Any
 
 from ge_core.compiler import CompiledModel, compile, load_compiled
 from ge_core.config import PRECISION_MODES, CompileConfig, MemoryConfig, pass_names
@@ -57,4 +61,12 @@ __all__ = [
     "random_feeds",
     "simulate",
     "summarize",
+    "sweep",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """`ge_core.sweep` is imported on first use: `import ge_core` stays free of dask (half a second)."""
+    if name == "sweep":
+        return importlib.import_module("ge_core.sweep")
+    raise AttributeError(f"module 'ge_core' has no attribute {name!r}")

@@ -10,8 +10,10 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from ge_core.cli.dynamic import add_dynamic_options
 from ge_core.cli.options import add_tables_option, compile_options, model_options
 from ge_core.cli.profile import add_profile_verb, add_run_backend_option
+from ge_core.cli.sweep import add_sweep_verb
 from ge_core.cli.verbs import cmd_compile, cmd_inspect
 from ge_core.errors import GEError
 
@@ -70,6 +72,7 @@ def _parser() -> argparse.ArgumentParser:
     comp.set_defaults(func=cmd_compile)
 
     add_profile_verb(verbs)
+    add_sweep_verb(verbs)
     return parser
 
 
