@@ -35,6 +35,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("session",),  # GE's Session: compiles through the cache, dynamic shapes, runs on the simulator
     # sweep: models x configs on Dask (compiler, sim, samples below; the Compare tables from viz beside it)
     ("viz", "debugging", "cli", "sweep", "__main__"),
+    ("dynamo",),  # the torch.compile backend: captures (frontend), compiles (compiler), runs or simulates (sim)
     ("ge_core",),  # the public API (ge_core/__init__.py) stands above everything it exports
 )
 PUBLIC_DOOR = {"ge_core", "ge_core.viz", "ge_core.debugging", "ge_core.samples", "ge_core.errors", "ge_core.config"}

@@ -1,0 +1,205 @@
+"""ATen table rows: elementwise math, comparisons, reductions and matrix products.
+
+Each row maps one ATen overload (`aten.add.Tensor`) to the ONNX-named GE ops that compute it. A Python
+number operand becomes a constant typed like the tensor operand, as PyTorch's type promotion does for
+a scalar.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ge_core.frontend.torch.emit import Arg, ConversionProblem, Emitter
+
+Row = Callable[[Emitter, Arg], list[str] | str]
+
+
+def arg(n: Arg, index: int, name: str, default: object = None) -> Arg:
+    """Argument `index` (or keyword `name`) of FX node `n`."""
+    if index < len(n.args):
+        return n.args[index]
+    return n.kwargs.get(name, default)
+
+
+def _binary(op_type: str) -> Row:
+    def row(e: Emitter, n: Arg) -> str:
+        a, b = n.args[0], n.args[1]
+        like = a if hasattr(a, "op") else b
+        return e.one(op_type, [e.tensor(a, like), e.tensor(b, like)])
+    return row
+
+
+def _unary(op_type: str, **attrs: object) -> Row:
+    return lambda e, n: e.one(op_type, [e.tensor(n.args[0])], dict(attrs))
+
+
+def _add_sub(op_type: str) -> Row:
+    """x + alpha * y: alpha (rarely not 1) scales the second operand first."""
+    def row(e: Emitter, n: Arg) -> str:
+        a, b = n.args[0], n.args[1]
+        like = a if hasattr(a, "op") else b
+        alpha = arg(n, 2, "alpha", 1)
+        other = e.tensor(b, like)
+        if alpha != 1:
+            other = e.one("Mul", [other, e.tensor(alpha, like)])
+        return e.one(op_type, [e.tensor(a, like), other])
+    return row
+
+
+def _rsub(e: Emitter, n: Arg) -> str:
+    """other - alpha * x."""
+    x, other, alpha = n.args[0], n.args[1], arg(n, 2, "alpha", 1)
+    scaled = e.tensor(x) if alpha == 1 else e.one("Mul", [e.tensor(x), e.tensor(alpha, x)])
+    return e.one("Sub", [e.tensor(other, x), scaled])
+
+
+def _div(e: Emitter, n: Arg) -> str:
+    mode = arg(n, 2, "rounding_mode")
+    quotient = _binary("Div")(e, n)
+    assert isinstance(quotient, str)
+    if mode is None:
+        return quotient
+    if mode == "floor":
+        return e.one("Floor", [quotient])
+    raise ConversionProblem(f"rounding_mode {mode!r} has no GE equivalent here (only None and 'floor')")
+
+
+def _rsqrt(e: Emitter, n: Arg) -> str:
+    return e.one("Reciprocal", [e.one("Sqrt", [e.tensor(n.args[0])])])
+
+
+def _clamp(e: Emitter, n: Arg) -> str:
+    x = n.args[0]
+    low, high = arg(n, 1, "min"), arg(n, 2, "max")
+    bounds = ["" if v is None else e.tensor(v, x) for v in (low, high)]
+    while bounds and not bounds[-1]:
+        bounds.pop()
+    return e.one("Clip", [e.tensor(x), *bounds])
+
+
+def _hardtanh(e: Emitter, n: Arg) -> str:
+    x = n.args[0]
+    low, high = arg(n, 1, "min_val", -1.0), arg(n, 2, "max_val", 1.0)
+    return e.one("Clip", [e.tensor(x), e.tensor(low, x), e.tensor(high, x)])
+
+
+def _silu(e: Emitter, n: Arg) -> str:
+    x = e.tensor(n.args[0])
+    return e.one("Mul", [x, e.one("Sigmoid", [x])])
+
+
+def _leaky_relu(e: Emitter, n: Arg) -> str:
+    return e.one("LeakyRelu", [e.tensor(n.args[0])], {"alpha": float(arg(n, 1, "negative_slope", 0.01))})
+
+
+def _where(e: Emitter, n: Arg) -> str:
+    cond, a, b = n.args
+    like = a if hasattr(a, "op") else b
+    return e.one("Where", [e.tensor(cond), e.tensor(a, like), e.tensor(b, like)])
+
+
+def _masked_fill(e: Emitter, n: Arg) -> str:
+    x, mask, value = n.args
+    return e.one("Where", [e.tensor(mask), e.tensor(value, x), e.tensor(x)])
+
+
+def _not_equal(e: Emitter, n: Arg) -> str:
+    equal = _binary("Equal")(e, n)
+    assert isinstance(equal, str)
+    return e.one("Not", [equal])
+
+
+def _reduce(op_type: str) -> Row:
+    """mean.dim / sum.dim_IntList / amax: axes as an input (opset 18+), keepdim as keepdims."""
+    def row(e: Emitter, n: Arg) -> str:
+        x, dims = n.args[0], arg(n, 1, "dim")
+        keep = int(bool(arg(n, 2, "keepdim", False)))
+        if arg(n, 3, "dtype") is not None and op_type != "ReduceMax":
+            raise ConversionProblem("a reduction with dtype= is not supported; cast the input first")
+        if dims is None or dims == []:
+            return e.one(op_type, [e.tensor(x)], {"keepdims": keep})
+        axes = [dims] if isinstance(dims, int) else list(dims)
+        return e.one(op_type, [e.tensor(x), e.ints(axes)], {"keepdims": keep})
+    return row
+
+
+def _addmm(e: Emitter, n: Arg) -> str:
+    """beta * bias + alpha * (a @ b): GE's Gemm."""
+    bias, a, b = n.args[:3]
+    attrs = {"beta": float(arg(n, 3, "beta", 1)), "alpha": float(arg(n, 4, "alpha", 1))}
+    return e.one("Gemm", [e.tensor(a), e.tensor(b), e.tensor(bias)], attrs)
+
+
+def _pow(e: Emitter, n: Arg) -> str:
+    base, exponent = n.args
+    if exponent == 2:  # x ** 2: one multiply, as GE's fusion and the ONNX exporter's graphs have it
+        x = e.tensor(base)
+        return e.one("Mul", [x, x])
+    like = base if hasattr(base, "op") else exponent
+    return e.one("Pow", [e.tensor(base, like), e.tensor(exponent, like)])
+
+
+MATH_ROWS: dict[str, Row] = {
+    "aten.add.Tensor": _add_sub("Add"),
+    "aten.add.Scalar": _add_sub("Add"),
+    "aten.sub.Tensor": _add_sub("Sub"),
+    "aten.sub.Scalar": _add_sub("Sub"),
+    "aten.rsub.Scalar": _rsub,
+    "aten.rsub.Tensor": _rsub,
+    "aten.mul.Tensor": _binary("Mul"),
+    "aten.mul.Scalar": _binary("Mul"),
+    "aten.div.Tensor": _div,
+    "aten.div.Scalar": _div,
+    "aten.div.Tensor_mode": _div,
+    "aten.pow.Tensor_Scalar": _pow,
+    "aten.pow.Tensor_Tensor": _pow,
+    "aten.maximum.default": _binary("Max"),
+    "aten.minimum.default": _binary("Min"),
+    "aten.neg.default": _unary("Neg"),
+    "aten.abs.default": _unary("Abs"),
+    "aten.exp.default": _unary("Exp"),
+    "aten.log.default": _unary("Log"),
+    "aten.sqrt.default": _unary("Sqrt"),
+    "aten.rsqrt.default": _rsqrt,
+    "aten.reciprocal.default": _unary("Reciprocal"),
+    "aten.erf.default": _unary("Erf"),
+    "aten.sin.default": _unary("Sin"),
+    "aten.cos.default": _unary("Cos"),
+    "aten.floor.default": _unary("Floor"),
+    "aten.ceil.default": _unary("Ceil"),
+    "aten.relu.default": _unary("Relu"),
+    "aten.sigmoid.default": _unary("Sigmoid"),
+    "aten.tanh.default": _unary("Tanh"),
+    "aten.silu.default": _silu,
+    "aten.leaky_relu.default": _leaky_relu,
+    "aten.hardtanh.default": _hardtanh,
+    "aten.clamp.default": _clamp,
+    "aten.where.self": _where,
+    "aten.masked_fill.Scalar": _masked_fill,
+    "aten.masked_fill.Tensor": _masked_fill,
+    "aten.eq.Tensor": _binary("Equal"),
+    "aten.eq.Scalar": _binary("Equal"),
+    "aten.ne.Tensor": _not_equal,
+    "aten.ne.Scalar": _not_equal,
+    "aten.lt.Tensor": _binary("Less"),
+    "aten.lt.Scalar": _binary("Less"),
+    "aten.le.Tensor": _binary("LessOrEqual"),
+    "aten.le.Scalar": _binary("LessOrEqual"),
+    "aten.gt.Tensor": _binary("Greater"),
+    "aten.gt.Scalar": _binary("Greater"),
+    "aten.ge.Tensor": _binary("GreaterOrEqual"),
+    "aten.ge.Scalar": _binary("GreaterOrEqual"),
+    "aten.logical_not.default": _unary("Not"),
+    "aten.logical_and.default": _binary("And"),
+    "aten.logical_or.default": _binary("Or"),
+    "aten.mean.dim": _reduce("ReduceMean"),
+    "aten.mean.default": _reduce("ReduceMean"),
+    "aten.sum.dim_IntList": _reduce("ReduceSum"),
+    "aten.sum.default": _reduce("ReduceSum"),
+    "aten.amax.default": _reduce("ReduceMax"),
+    "aten.amin.default": _reduce("ReduceMin"),
+    "aten.mm.default": _binary("MatMul"),
+    "aten.bmm.default": _binary("MatMul"),
+    "aten.matmul.default": _binary("MatMul"),
+    "aten.addmm.default": _addmm,
+}
