@@ -3,8 +3,9 @@
 Conv runs as im2col + one batched BLAS matmul over all groups: kernel taps are copied from strided views
 of the padded input into a column buffer (N, C, k1..kn, out1..outn), which reshapes without a copy to
 (N, group, C/group * K, L) for the matmul. The buffer is built a slab of output rows at a time when it
-would exceed IM2COL_BUDGET_BYTES. Depthwise convs (one input channel per group) skip im2col and
-accumulate the K shifted views instead. ConvTranspose is the adjoint: a matmul gives every
+would exceed IM2COL_BUDGET_BYTES. Depthwise convs (one input channel per group) skip the grouped im2col:
+1-D/2-D ones take contiguous-row columns and a per-channel matmul (conv_depthwise.py), others accumulate
+the K shifted views. ConvTranspose is the adjoint: a matmul gives every
 (output channel, tap, input pixel) contribution, and a loop over taps scatters them with strided adds.
 """
 
@@ -27,6 +28,7 @@ from ge_core.ops.common import (
     same_dtype,
     shape_error,
 )
+from ge_core.ops.conv_depthwise import depthwise2d_or_1d
 from ge_core.ops.registry import Category, Cost, NpuLayout, OpDef, Operand
 from ge_core.ops.spatial import (
     Window,
@@ -146,6 +148,8 @@ def _with_bias(forward: Callable[[np.ndarray, np.ndarray, int, Window], np.ndarr
 def conv_forward(x: np.ndarray, w: np.ndarray, group: int, win: Window) -> np.ndarray:
     """y = conv(x, w) for one resolved window; x and w already in the compute dtype."""
     if w.shape[1] == 1 and group > 1:
+        if x.ndim in (3, 4):  # 1-D and 2-D: contiguous-row taps (conv_depthwise.py)
+            return depthwise2d_or_1d(pad_input(x, win, 0), w, group, win)
         return _depthwise(pad_input(x, win, 0), w, group, win)
     if all(k == 1 for k in win.kernel) and all(s == 1 for s in win.strides) and \
             not any(win.pads_begin) and not any(win.pads_end):
