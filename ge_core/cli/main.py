@@ -72,6 +72,8 @@ def _parser() -> argparse.ArgumentParser:
     comp.set_defaults(func=cmd_compile)
 
     add_profile_verb(verbs)
+    for name, verb in (("run", run), ("compile", comp), ("profile", verbs.choices["profile"])):
+        add_dynamic_options(verb, name)  # -1 / LOW~HIGH dims and gears go through ge_core.Session
     add_sweep_verb(verbs)
     return parser
 

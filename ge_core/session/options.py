@@ -44,20 +44,25 @@ class SessionOptions:
     cache_dir: Path | None = None
 
     @classmethod
-    def parse(cls, options: Mapping[str, object] | None) -> SessionOptions:
+    def parse(cls, options: Mapping[str, object] | None, base: CompileConfig | None = None) -> SessionOptions:
+        """`options` by GE's names; the ones given override `base` (default: CompileConfig's defaults), so
+        a caller with a whole CompileConfig (the CLI's flags) keeps every field GE has no option for."""
         given = {str(k): _text(k, v) for k, v in (options or {}).items()}
         unknown = sorted(set(given) - set(KNOWN_OPTIONS))
         if unknown:
             raise UsageError(f"unknown session option(s) {', '.join(quote(u) for u in unknown)}.",
                              hint="Known options: " + "; ".join(f"{k} ({v})" for k, v in KNOWN_OPTIONS.items()) + ".")
-        config = CompileConfig(opt_level=_opt_level(given.get("ge.oo.level", "O3")),
-                               precision_mode=_choice(given, "ge.exec.precision_mode", PRECISION_MODES,
-                                                      PRECISION_MODES[0]),
-                               hardware=_soc(given["ge.socVersion"]) if "ge.socVersion" in given else None)
+        config = replace(base or CompileConfig(), input_shapes="")  # the plan sets the shapes per compile
+        if "ge.oo.level" in given:
+            config = replace(config, opt_level=_opt_level(given["ge.oo.level"]))
+        if "ge.exec.precision_mode" in given:
+            config = replace(config, precision_mode=_choice(given, "ge.exec.precision_mode", PRECISION_MODES, ""))
+        if "ge.socVersion" in given:
+            config = replace(config, hardware=_soc(given["ge.socVersion"]))
         if "ge.exec.disableReuseMemory" in given:
             reuse = not _flag(given, "ge.exec.disableReuseMemory")
             config = replace(config, memory=replace(config.memory, reuse=reuse))
-        spec = parse_shape_spec(given["ge.inputShape"]) if "ge.inputShape" in given else None
+        spec = parse_shape_spec(given["ge.inputShape"]) if given.get("ge.inputShape") else None
         mode = _choice(given, "ge.fusionMode", FUSION_MODES, "offline")
         cache = Path(given["ge.graph_compiler_cache_dir"]) if given.get("ge.graph_compiler_cache_dir") else None
         return cls(config, spec, _gears(given, spec, mode), mode, cache)

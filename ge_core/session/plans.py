@@ -67,6 +67,8 @@ class Plan(Protocol):
 
     def warm_shapes(self) -> list[InputShapes]: ...  # what warm_up runs when given no shapes
 
+    def models_so_far(self) -> list[CompiledModel]: ...
+
 
 @dataclass
 class Compiler:
@@ -124,6 +126,9 @@ class StaticPlan:
     def warm_shapes(self) -> list[InputShapes]:
         return [self.shapes]
 
+    def models_so_far(self) -> list[CompiledModel]:
+        return [self.model] if self.model is not None else []
+
 
 @dataclass
 class GearPlan:
@@ -151,6 +156,9 @@ class GearPlan:
     def warm_shapes(self) -> list[InputShapes]:
         return list(self.gears)
 
+    def models_so_far(self) -> list[CompiledModel]:
+        return list(self.models.values())
+
 
 @dataclass
 class RangePlan:
@@ -171,6 +179,9 @@ class RangePlan:
 
     def warm_shapes(self) -> list[InputShapes]:
         return _range_ends(self.spec)
+
+    def models_so_far(self) -> list[CompiledModel]:
+        return list(self.models.values())
 
 
 @dataclass
@@ -202,6 +213,9 @@ class OnlinePlan:
 
     def warm_shapes(self) -> list[InputShapes]:
         return _range_ends(self.spec)
+
+    def models_so_far(self) -> list[CompiledModel]:
+        return ([self.range_model] if self.range_model is not None else []) + list(self.models.values())
 
 
 def _check_within(spec: ShapeSpec, shapes: InputShapes) -> None:

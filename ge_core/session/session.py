@@ -20,6 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ge_core.compiler import CompiledModel
+from ge_core.config import CompileConfig
 from ge_core.errors import UsageError, quote
 from ge_core.frontend.input_shapes import InputShapes
 from ge_core.ir.graph import Graph
@@ -27,7 +29,7 @@ from ge_core.offline.cache import CompileCache
 from ge_core.runtime import random_feeds
 from ge_core.session.options import SessionOptions
 from ge_core.session.plans import Compiler, GearPlan, GraphStats, OnlinePlan, Plan, RangePlan, StaticPlan
-from ge_core.session.shapes import DimRange, ShapeSpec, feed_shapes, is_static
+from ge_core.session.shapes import DimRange, ShapeSpec, feed_shapes, is_static, reshape_inputs
 from ge_core.sim import simulate
 
 GraphId = int
@@ -57,11 +59,14 @@ class _Entry:
 
 
 class Session:
-    def __init__(self, options: Mapping[str, object] | None = None, *, cache: CompileCache | None = None) -> None:
-        """`options`: GE option names (ge_core/session/options.py lists them); `cache`: a CompileCache to use
-        instead of ge.graph_compiler_cache_dir's."""
+    def __init__(self, options: Mapping[str, object] | None = None, *, config: CompileConfig | None = None,
+                 cache: CompileCache | None = None) -> None:
+        """`options`: GE option names (ge_core/session/options.py lists them), overriding `config` (default:
+        CompileConfig's defaults) where they name the same thing; `cache`: a CompileCache to use instead of
+        ge.graph_compiler_cache_dir's."""
         self._options = dict(options or {})
-        SessionOptions.parse(self._options)  # refused now, not at the first graph
+        self._config = config
+        SessionOptions.parse(self._options, config)  # refused now, not at the first graph
         self._cache = cache
         self._graphs: dict[GraphId, _Entry] = {}
 
@@ -69,7 +74,7 @@ class Session:
         """Add `graph` under `graph_id`; `options` override the session's for this graph (as GE's AddGraph)."""
         if graph_id in self._graphs:
             raise UsageError(f"graph {graph_id} is in the session already.", hint="remove_graph it first.")
-        parsed = SessionOptions.parse({**self._options, **(options or {})})
+        parsed = SessionOptions.parse({**self._options, **(options or {})}, self._config)
         given = parsed.input_shape or {}
         unknown = sorted(set(given) - set(graph.inputs))
         if unknown:
@@ -113,9 +118,23 @@ class Session:
         entry.plan.build()
         wanted = entry.plan.warm_shapes() if shapes is None else [{k: tuple(v) for k, v in s.items()} for s in shapes]
         for shape in wanted:
-            model = entry.plan.model_for(shape).model
-            self.run_graph(graph_id, random_feeds(model.input_graph, seed))
+            self.run_graph(graph_id, self.dummy_feeds(graph_id, shape, seed))
         return wanted
+
+    def dummy_feeds(self, graph_id: GraphId, shapes: Mapping[str, Sequence[int]] | None = None,
+                    seed: int = 0) -> dict[str, np.ndarray]:
+        """Seeded random inputs of `shapes` (default: the first shape warm_up would run)."""
+        entry = self._entry(graph_id)
+        wanted = entry.plan.warm_shapes()[0] if shapes is None else shapes
+        return random_feeds(reshape_inputs(entry.graph, wanted), seed)
+
+    def model_for(self, graph_id: GraphId, shapes: Mapping[str, Sequence[int]]) -> CompiledModel:
+        """The compiled model a run of `shapes` uses (compiled or decided now if needed, and counted)."""
+        return self._entry(graph_id).plan.model_for({k: tuple(v) for k, v in shapes.items()}).model
+
+    def models(self, graph_id: GraphId) -> list[CompiledModel]:
+        """Every model this graph has compiled or decided so far (online: the range compile first)."""
+        return self._entry(graph_id).plan.models_so_far()
 
     def remove_graph(self, graph_id: GraphId) -> None:
         self._entry(graph_id)
