@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import pandas as pd
 import streamlit as st
@@ -43,7 +43,7 @@ def memo(key: Hashable, make: Callable[[], T]) -> T:
     if found is None:
         found = make()
         cache.put(key, found)
-    return found  # type: ignore[no-any-return]
+    return found
 
 
 def address_option(name: str, options: Sequence[str], default: str, what: str) -> str:
@@ -94,7 +94,7 @@ def table(frame: pd.DataFrame, key: str, *, wide: Sequence[str] = (), config: Ma
                  on_select=lambda: _picked_row(key, shown, on_pick), selection_mode="single-row")
 
 
-def _height(frame: pd.DataFrame) -> int | str:
+def _height(frame: pd.DataFrame) -> int | Literal["auto"]:
     return "auto" if len(frame) <= 12 else TABLE_HEIGHT
 
 

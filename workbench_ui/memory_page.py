@@ -200,6 +200,9 @@ def show_graph(key: ConfigKey, compiled: CompiledModel, view: MemoryView, memory
 
 
 def show_switch_table(key: ConfigKey, compiled: CompiledModel, memory: MemoryConfig) -> None:
-    with st.expander("What each switch would do (one re-plan per row)"):
-        frame = memo((key, "switch plans", _memory_key(memory)), lambda: memory_switch_plans(compiled, memory))
-        table(frame.drop(columns="config").astype({"value": str}), "ge_memory_switches")
+    st.markdown("#### What each switch would do")
+    if not st.toggle("Re-plan once with each switch flipped (about a second on a big model)",
+                     key="ge_memory_switch_table"):
+        return
+    frame = memo((key, "switch plans", _memory_key(memory)), lambda: memory_switch_plans(compiled, memory))
+    table(frame.drop(columns="config").astype({"value": str}), "ge_memory_switches")

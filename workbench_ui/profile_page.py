@@ -8,6 +8,7 @@ import io
 import json
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import streamlit as st
@@ -73,7 +74,7 @@ def simulated(key: ConfigKey, compiled: CompiledModel, precision: str) -> SimRes
     return memo((key, "sim", precision), lambda: simulate(compiled, precision=precision, run=False))
 
 
-def on_screen(title: str, summary: dict[str, object], ops: pd.DataFrame) -> str:
+def on_screen(title: str, summary: dict[str, Any], ops: pd.DataFrame) -> str:
     slowest = summary["slowest"]
     if not isinstance(slowest, dict):
         return f"**{md_escape(title)}** launches no kernel: there is nothing to time."
@@ -136,11 +137,11 @@ def pick_precision(default: str) -> str:
     return str(picked)
 
 
-def show_headline(summary: dict[str, object]) -> None:
+def show_headline(summary: dict[str, Any]) -> None:
     slowest = summary["slowest"]
     cols = st.columns(4)
-    cols[0].metric("Total latency", f"{float(summary['total_us']):,.1f} µs")  # type: ignore[arg-type]
-    cols[1].metric("Roofline floor", f"{float(summary['floor_us']):,.1f} µs",  # type: ignore[arg-type]
+    cols[0].metric("Total latency", f"{float(summary['total_us']):,.1f} µs")
+    cols[1].metric("Roofline floor", f"{float(summary['floor_us']):,.1f} µs",
                    help="All FLOPs at peak, or all bytes at full bandwidth, whichever is longer")
     cols[2].metric("Kernels", f"{summary['kernels']}")
     if isinstance(slowest, dict):
