@@ -10,7 +10,7 @@ graph..." with no error. So every graph gets its hierarchy here, by one rule:
 2. else the structural blocks ge_core finds (blocks.py: residual, dense, inception pieces), one layer each;
 3. else no layer yet: the root holds everything, and step 4 cuts it;
 4. then, recursively, any layer with more than MAX_LAYER direct children (nodes and sub-layers) is cut
-   into topological chunks (`chunk 2 (nodes 401–800)`) of balanced size, and chunks into chunks when
+   into topological chunks (`chunk 2`, holding nodes 401-800) of balanced size, and chunks into chunks when
    even those are too many. A scope or block is never cut apart by a chunk: it moves into one whole.
    Graph inputs and outputs stay in their layer (they are few, and the eye looks for them first).
 
@@ -83,7 +83,7 @@ def base_paths(graph: Graph, inputs: Mapping[str, str] | None = None,
     blocks = [[v for v in b if v not in ios] for b in block_interiors(vertices, data_edges(graph, inputs, outputs))]
     blocks = [b for b in blocks if len(b) >= MIN_BLOCK]
     if blocks:
-        return {v: (f"block {k} ({len(b)} nodes)",) for k, b in enumerate(blocks, 1) for v in b}, BLOCKS
+        return {v: (f"block {k}",) for k, b in enumerate(blocks, 1) for v in b}, BLOCKS
     return {}, CHUNKS
 
 
@@ -191,12 +191,17 @@ def _chunks(children: list[_Child], room: int, cut: _Cut) -> list[_Child]:
 
 
 def _chunk_label(k: int, chunk: _Layer, cut: _Cut) -> str:
-    """`chunk 2 (nodes 401–800)`: 1-based positions of its first and last node in topological order."""
-    first, last = max(chunk.first, 0), min(chunk.last, cut.numbered - 1)
-    return f"chunk {k} (nodes {first + 1}–{last + 1})" if first <= last else f"chunk {k}"
+    """`chunk 2`: a layer's id is its label and the canvas matches the panes before and after a pass by id,
+    so a layer's name holds nothing a pass moves (its node range and size are its attributes); and it is
+    ASCII, as the canvas's WebGL font is."""
+    return f"chunk {k}"
 
 
 def _layer_attrs(layer: _Layer, cut: _Cut) -> dict[str, str]:
     what = {"scope": "name scope", "block": "structural block (a residual, dense or inception-like piece)",
             "chunk": f"topological chunk: a layer holds at most {cut.max_layer} items, so bigger ones are cut"}
-    return {"layer": what.get(layer.kind, layer.kind), "nodes": str(layer.size)}
+    attrs = {"layer": what.get(layer.kind, layer.kind), "nodes": str(layer.size)}
+    first, last = max(layer.first, 0), min(layer.last, cut.numbered - 1)
+    if layer.kind == "chunk" and first <= last:
+        attrs["positions"] = f"nodes {first + 1}-{last + 1} in topological order"
+    return attrs

@@ -46,7 +46,10 @@ def test_a_flat_10k_chain_is_cut_into_topological_chunks() -> None:
     root = kids[""]
     assert ("node", "input:t0") in root and ("node", "output:t10000") in root  # inputs/outputs stay on top
     chunks = sorted((k for kind, k in root if kind == "layer"), key=lambda s: int(s.split()[1]))
-    assert len(chunks) == 26 and chunks[0] == "chunk 1 (nodes 1–385)" and chunks[-1].endswith("–10000)")
+    assert chunks == [f"chunk {k}" for k in range(1, 27)]  # ids a pass does not move (ranges: attributes)
+    layers = data["groupNodeAttributes"]
+    assert layers["chunk 1"]["positions"] == "nodes 1-385 in topological order"
+    assert layers["chunk 26"]["positions"].endswith("-10000 in topological order")
     ns = namespaces(data)
     assert all(ns[n.name] for n in g.nodes)  # no op node left in the flat root
     assert [ns[n.name] for n in g.nodes] == sorted((ns[n.name] for n in g.nodes),
@@ -133,10 +136,10 @@ def residual3(blocks: int) -> Graph:
 def test_residual_blocks_become_layers_with_their_joins_between() -> None:
     h = graph_hierarchy(residual3(4), {"x": "input:x"}, {"a3": "output:a3"})
     assert h.rule == BLOCKS
-    assert h.namespaces["r0"] == h.namespaces["s0"] == h.namespaces["t0"] == "block 1 (3 nodes)"
-    assert h.namespaces["r3"] == "block 4 (3 nodes)"
+    assert h.namespaces["r0"] == h.namespaces["s0"] == h.namespaces["t0"] == "block 1"
+    assert h.namespaces["r3"] == "block 4"
     assert h.namespaces["a0"] == ""  # the Add joining two blocks sits between them
-    assert h.layers["block 1 (3 nodes)"]["layer"].startswith("structural block")
+    assert h.layers["block 1"]["layer"].startswith("structural block")
     assert graph_hierarchy(residual(4), {"x": "input:x"}, {"n11": "output:n11"}).rule == CHUNKS  # 2 inside: no layer
     assert namespaces(canvas_graph(residual3(4), "g")) == {**h.namespaces}
 
