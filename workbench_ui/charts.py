@@ -57,7 +57,7 @@ def timeline_chart(timeline: pd.DataFrame, lines: pd.DataFrame, strategies: pd.D
             tooltip=["strategy", "step", "node", alt.Tooltip("top_bytes:Q", format=",")]))
     if selected_step is not None:
         layers.append(alt.Chart(pd.DataFrame({"step": [selected_step]})).mark_rule(color=HIGHLIGHT).encode(x="step:Q"))
-    return alt.layer(*layers, height=320)
+    return alt.LayerChart(layer=layers, height=320)
 
 
 def planner_chart(rectangles: pd.DataFrame, highlighted: Sequence[str]) -> alt.Chart:
@@ -121,7 +121,7 @@ def roofline_chart(points: pd.DataFrame, roof: pd.DataFrame, selected: str) -> a
         tooltip=["node", "op_type", "unit", "bound", alt.Tooltip("latency_us:Q", format=".2f"),
                  alt.Tooltip("intensity:Q", format=".3g"), alt.Tooltip("attained_flops:Q", format=".3s")],
     ).add_params(pick)
-    return alt.layer(roof_line, dots, height=380)
+    return alt.LayerChart(layer=[roof_line, dots], height=380)
 
 
 def delta_chart(metrics: pd.DataFrame, metric: str, title: str) -> alt.Chart:
