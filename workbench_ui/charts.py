@@ -25,11 +25,11 @@ def pattern_chart(summary: pd.DataFrame) -> alt.Chart:
     long["label"] = long["pattern"] + " (" + long["pass"] + ")"
     return alt.Chart(long).mark_bar().encode(
         x=alt.X("candidates:Q", stack=True, title="candidates"),
-        y=alt.Y("label:N", sort=None, title=None, axis=alt.Axis(labelLimit=360)),
+        y=alt.Y("label:N", sort=None, title=None, axis=alt.Axis(labelLimit=420, labelOverlap=False)),
         color=alt.Color("outcome:N", scale=alt.Scale(domain=["applied", "rejected"], range=["#54a24b", "#e45756"]),
                         legend=alt.Legend(orient="top", title=None)),
         tooltip=["pass", "pattern", "outcome", "candidates"],
-    ).properties(height=alt.Step(18))
+    ).properties(height=alt.Step(22))
 
 
 def timeline_chart(timeline: pd.DataFrame, lines: pd.DataFrame, strategies: pd.DataFrame,

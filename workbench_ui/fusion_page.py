@@ -96,14 +96,12 @@ def show_summary(summary: pd.DataFrame) -> None:
     if summary.empty:
         st.caption("No fusion pass matched a candidate.")
         return
-    left, right = st.columns([3, 2])
-    left.altair_chart(pattern_chart(summary))
-    with right:
-        table(summary, "ge_fusion_summary")
+    st.altair_chart(pattern_chart(summary))
+    table(summary, "ge_fusion_summary")
 
 
 def show_filters(decisions: pd.DataFrame) -> pd.DataFrame:
-    cols = st.columns([1.3, 2, 2, 2])
+    cols = st.columns([2.2, 2, 2, 2])
     outcome = cols[0].segmented_control("Outcome", OUTCOMES, default="all", key="ge_fusion_outcome") or "all"
     passes = cols[1].multiselect("Pass", sorted(decisions["pass"].unique()), key="ge_fusion_passes",
                                  placeholder="every pass")

@@ -175,7 +175,10 @@ def show_timeline(compiled: CompiledModel, view: MemoryView, memory: MemoryConfi
                                 "it ends at that strategy's arena.")
     lines = memo((compiled.config.key(), "strategy lines", _memory_key(memory), tuple(shown)),
                  lambda: strategy_timelines(compiled, shown, memory)) if shown else pd.DataFrame()
-    st.altair_chart(timeline_chart(view.timeline, view.lines, lines, step), key="ge_memory_timeline",
+    no_reuse = st.toggle("Draw the no-reuse line too", key="ge_memory_no_reuse_line",
+                         help="Usually far above the rest: drawn, it squashes the live bytes to the bottom.")
+    drawn = view.lines if no_reuse else view.lines[view.lines["line"] != "no reuse"]
+    st.altair_chart(timeline_chart(view.timeline, drawn, lines, step), key="ge_memory_timeline",
                     on_select=chart_pick("ge_memory_timeline", PICK, "node"), selection_mode=PICK)
     with st.expander("Every strategy's arena"):
         table(arenas, "ge_memory_arenas", config={"vs_lower_bound": st.column_config.NumberColumn(format="%.3f×")})
