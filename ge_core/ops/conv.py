@@ -29,6 +29,7 @@ from ge_core.ops.common import (
     shape_error,
 )
 from ge_core.ops.conv_depthwise import depthwise2d_or_1d
+from ge_core.ops.kernel_memo import memoized
 from ge_core.ops.registry import Category, Cost, NpuLayout, OpDef, Operand
 from ge_core.ops.spatial import (
     Window,
@@ -130,7 +131,7 @@ def _infer_conv(node: Node, operands: list[Operand | None]) -> list[TensorDesc]:
 def _conv(node: Node, inputs: list[np.ndarray | None]) -> list[np.ndarray]:
     x, w, b = inputs[0], inputs[1], (inputs[2] if len(inputs) > 2 else None)
     assert x is not None and w is not None
-    win, group = _conv_geometry(node, operands_of(inputs))
+    win, group = memoized(node, inputs, lambda: _conv_geometry(node, operands_of(inputs)))
     assert win is not None
     return [_with_bias(conv_forward, x, w, b, group, win)]
 
@@ -282,7 +283,7 @@ def _infer_conv_transpose(node: Node, operands: list[Operand | None]) -> list[Te
 def _conv_transpose(node: Node, inputs: list[np.ndarray | None]) -> list[np.ndarray]:
     x, w, b = inputs[0], inputs[1], (inputs[2] if len(inputs) > 2 else None)
     assert x is not None and w is not None
-    win, group, _ = _transpose_geometry(node, operands_of(inputs))
+    win, group, _ = memoized(node, inputs, lambda: _transpose_geometry(node, operands_of(inputs)))
     assert win is not None
     return [_with_bias(conv_transpose_forward, x, w, b, group, win)]
 

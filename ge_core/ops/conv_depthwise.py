@@ -19,7 +19,7 @@ import numpy as np
 
 from ge_core.ops.spatial import Window
 
-COLUMN_BUDGET_ELEMENTS = 1 << 24  # larger column buffers are built a block of channels at a time
+COLUMN_BUDGET_ELEMENTS = 1 << 21  # column buffer (8 MB of float32), reused a block of channels at a time
 
 
 def depthwise2d_or_1d(xp: np.ndarray, w: np.ndarray, group: int, win: Window) -> np.ndarray:
@@ -41,9 +41,10 @@ def depthwise2d(xp: np.ndarray, w: np.ndarray, group: int, win: Window) -> np.nd
     weights = w.reshape(c, mult, taps)
     y = np.empty((n, c, mult, length), dtype=xp.dtype)
     block = max(1, COLUMN_BUDGET_ELEMENTS // (n * taps * length))  # channels per column buffer
+    buffer = np.empty((n, min(block, c), taps, length), dtype=xp.dtype)  # reused: stays in cache, no new pages
     for c0 in range(0, c, block):
         c1 = min(c, c0 + block)
-        cols = np.empty((n, c1 - c0, taps, length), dtype=xp.dtype)
+        cols = buffer[:, : c1 - c0]
         for k, (i, j) in enumerate(win.positions()):
             oi, oj = i * dh, j * dw
             start = (oi // sh) * pw + oj // sw

@@ -21,6 +21,7 @@ from ge_core.ir.dtypes import is_float
 from ge_core.ir.node import Node
 from ge_core.ir.tensor import TensorDesc
 from ge_core.ops.common import io_bytes, like, make_desc, operand, require_inputs, shape_error, wide_dtype
+from ge_core.ops.kernel_memo import memoized
 from ge_core.ops.registry import Category, Cost, NpuLayout, OpDef, Operand
 from ge_core.ops.spatial import Window, int_list, operands_of, pad_input, sliding_window, spatial_numel
 
@@ -72,11 +73,16 @@ def _check_storage_order(node: Node, operands: list[Operand | None]) -> None:
         raise shape_error(node, operands, "the Indices output exists only since opset 8")
 
 
+def _kernel_window(node: Node, inputs: list[np.ndarray | None], *, dilations: bool) -> Window:
+    """The pool's window for concrete inputs, checked as inference checks it."""
+    operands = operands_of(inputs)
+    return _window(node, operands, operand(node, operands, 0).desc, dilations=dilations)
+
+
 def _max_pool(node: Node, inputs: list[np.ndarray | None]) -> list[np.ndarray]:
     (x,) = inputs
     assert x is not None
-    operands = operands_of(inputs)
-    win = _window(node, operands, operand(node, operands, 0).desc, dilations=True)
+    win = memoized(node, inputs, lambda: _kernel_window(node, inputs, dilations=True))
     floats = is_float(x.dtype.name)  # bfloat16 too
     low = -np.inf if floats else np.iinfo(x.dtype).min
     xp = pad_input(x, win, low)
@@ -153,8 +159,7 @@ def _infer_average_pool(node: Node, operands: list[Operand | None]) -> list[Tens
 def _average_pool(node: Node, inputs: list[np.ndarray | None]) -> list[np.ndarray]:
     (x,) = inputs
     assert x is not None
-    operands = operands_of(inputs)
-    win = _window(node, operands, operand(node, operands, 0).desc, dilations=_avg_dilations(node))
+    win = memoized(node, inputs, lambda: _kernel_window(node, inputs, dilations=_avg_dilations(node)))
     xc = x.astype(wide_dtype(x.dtype), copy=False)
     total = _reduce_taps(pad_input(xc, win, 0), win, np.add)
     include_pad = bool(node.attr("count_include_pad", 0))
