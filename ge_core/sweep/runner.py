@@ -28,7 +28,10 @@ CONNECT_TIMEOUT = "10s"
 
 
 class SweepError(GEError):
-    """The sweep itself could not go on (the scheduler unreachable or lost); the rows so far are kept."""
+    """The sweep itself could not go on (the scheduler unreachable or lost); the rows so far are kept. Exit 2:
+    the cluster pointed at is at fault, not a model."""
+
+    exit_code = 2
 
 
 class Progress(Protocol):

@@ -21,8 +21,8 @@ def metrics_table(results: pd.DataFrame, model: str, hardware: str | None = None
         raise UsageError(f"the sweep has no rows for model {quote(model)}"
                          + (f" on {quote(hardware)}." if hardware is not None else "."),
                          hint=f"Its models: {', '.join(known) or 'none'}.")
-    table = rows.rename(columns={"config_name": "config", "config_key": "key"})
-    table = table[["config", "key", "hardware", "status", "error", *METRICS]].reset_index(drop=True)
+    table = rows[["config_name", "config_key", "hardware", "status", "error", *METRICS]].reset_index(drop=True)
+    table = table.rename(columns={"config_name": "config", "config_key": "key"})
     for metric in METRICS:
         first = table.groupby("hardware", sort=False)[metric].transform("first").astype("Float64")
         table[f"{metric}_delta"] = table[metric].astype("Float64") - first
