@@ -24,15 +24,22 @@ from ge_core.offline.cache import CompileCache
 from ge_core.passes.infra.instruments import PassRecord
 from ge_core.passes.infra.pipeline import OptLevel
 from ge_core.runtime import ExecutionResult, Executor, execute, random_feeds
-from ge_core.session import RunRecord, Session, SessionOptions
+from ge_core.session import STRATEGIES as DYNAMIC_STRATEGIES
+from ge_core.session import STRATEGY_TITLES as DYNAMIC_STRATEGY_TITLES
+from ge_core.session import DynamicAxis, Playback, RunRecord, Session, SessionOptions, request_sizes
+from ge_core.session import play as play_requests
+from ge_core.session import symbols as dynamic_symbols
 from ge_core.sim import SimResult, simulate
 from ge_core.version import __version__ as __version__  # re-exported
 
 __all__ = [
+    "DYNAMIC_STRATEGIES",
+    "DYNAMIC_STRATEGY_TITLES",
     "PRECISION_MODES",
     "CompileCache",
     "CompileConfig",
     "CompiledModel",
+    "DynamicAxis",
     "ExecutionResult",
     "Executor",
     "GEError",
@@ -44,12 +51,14 @@ __all__ = [
     "Node",
     "OptLevel",
     "PassRecord",
+    "Playback",
     "RunRecord",
     "Session",
     "SessionOptions",
     "SimResult",
     "TensorDesc",
     "compile",
+    "dynamic_symbols",
     "execute",
     "import_onnx",
     "load_compiled",
@@ -57,8 +66,10 @@ __all__ = [
     "load_profile",
     "parse_input_shapes",
     "pass_names",
+    "play_requests",
     "profile_names",
     "random_feeds",
+    "request_sizes",
     "simulate",
     "summarize",
     "sweep",
