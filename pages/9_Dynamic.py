@@ -1,0 +1,14 @@
+"""Dynamic shapes page: requests of varying size through static recompiles, gears, ranges and online fusion."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from workbench_ui.dynamic_page import show_dynamic_page
+from workbench_ui.router import sidebar_config
+from workbench_ui.session import require_model
+
+config = sidebar_config()
+st.title("Dynamic shapes")
+choice = require_model(config)
+show_dynamic_page(config, choice)

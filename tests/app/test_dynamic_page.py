@@ -1,0 +1,58 @@
+"""The Dynamic shapes page through AppTest: it plays the requests through every strategy and says what it saw."""
+
+from __future__ import annotations
+
+import pandas as pd
+from streamlit.testing.v1 import AppTest
+
+import ge_core
+from ge_core.session import default_gears
+from tests.app.apptest import open_app
+
+PAGE = "pages/9_Dynamic.py"
+SMALL = {"requests": "6", "distinct": "3", "low": "16", "high": "64", "seed": "2"}
+
+
+def open_dynamic(sample: str | None = None, **params: str) -> AppTest:
+    at = open_app(sample)
+    for key, value in {**SMALL, **params}.items():
+        at.query_params[key] = value
+    return at.switch_page(PAGE).run()
+
+
+def strategy_rows(at: AppTest) -> pd.DataFrame:
+    (frame,) = [df.value for df in at.dataframe if "strategy" in df.value.columns]
+    return frame
+
+
+def test_a_static_model_plays_the_bert_style_encoder_with_every_strategy() -> None:
+    at = open_dynamic()  # the default sample, conv_bn_relu, has no symbolic dims
+    assert not at.exception and not at.error
+    assert any("transformer_encoder" in i.value for i in at.info)
+    rows = strategy_rows(at).set_index("strategy")
+    titles = [ge_core.DYNAMIC_STRATEGY_TITLES[s] for s in ge_core.DYNAMIC_STRATEGIES]
+    assert list(rows.index) == titles
+    sizes = ge_core.request_sizes(6, 16, 64, 2, 3)
+    static, gears, ranged, online = (rows.loc[t] for t in titles)
+    assert ranged["compiles"] == len(set(sizes)) and ranged["warm start: cache hits"] == len(set(sizes))
+    assert online["compiles"] == 1 and online["run-time decisions"] == len(set(sizes))
+    assert gears["compiles"] == len(default_gears(16, 64))
+    assert static["warm start: cache hits"] == 0
+    intro = next(m.value for m in at.markdown if "What am I looking at?" in m.value)
+    assert f"{len(sizes)} requests" in intro and f"{int(static['compiles'])} compiles" in intro
+    assert len(at.get("vega_lite_chart")) == 2
+
+
+def test_the_settings_live_in_the_address_and_a_symbolic_model_is_played_itself() -> None:
+    at = open_dynamic("bert_encoder_torch", dim="sequence", high="32")
+    assert not at.exception and not at.error
+    assert not at.info  # bert has symbolic dims: no fallback
+    assert at.query_params["dim"] == "sequence" and at.query_params["high"] == "32"
+    assert "sequence" in [s.value for s in at.selectbox]
+    assert "sequence" in next(m.value for m in at.markdown if "What am I looking at?" in m.value)
+
+
+def test_sizes_the_model_cannot_take_are_shown_as_an_error_not_a_traceback() -> None:
+    at = open_dynamic("bert_encoder_torch", dim="sequence", low="100", high="200")
+    assert not at.exception
+    assert any("refused a request" in e.value and "cannot broadcast" in e.value for e in at.error)
