@@ -14,3 +14,5 @@ if [ "${#missing[@]}" -gt 0 ]; then
   $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}"
 fi
 python3 -m pip install -q -r requirements-dev.txt
+# PyTorch for tests/torch (the CPU build; this exact pin is a local wheel here, other versions are CUDA builds).
+python3 -m pip install -q "torch==2.13.0"

@@ -34,6 +34,7 @@ from ge_core.offline.cache import CompileCache
 from ge_core.sim import simulate
 
 Shapes = tuple[tuple[int | str, ...], ...]
+GRAPH_NAME = "torch_compile_graph"  # one name for every graph: the compile cache keys on content alone
 
 
 @dataclass(frozen=True)
@@ -100,7 +101,7 @@ class _GraphRunner:
             dynamic = entry is not None
         if entry is None:
             entry = _Compiled.build(_Bound(self.gm, args), [a for a in args if isinstance(a, torch.Tensor)],
-                                    None, self.backend, f"dynamo_graph_{self.index}")
+                                    None, self.backend, GRAPH_NAME)
         if dynamic:
             self.dynamic = entry
             shapes = tuple(tuple(self.symbolic.get(i, {}).get(a, d) for a, d in enumerate(s))
@@ -119,7 +120,7 @@ class _GraphRunner:
                      for i in range(len(tensors)))
         try:
             entry = _Compiled.build(_Bound(self.gm, args), tensors, (dims,), self.backend,
-                                    f"dynamo_graph_{self.index}")
+                                    GRAPH_NAME)
         except (GEError, RuntimeError, ValueError):
             return None  # e.g. a reshape GE cannot keep symbolic: compile per shape instead
         graph = entry.model.input_graph

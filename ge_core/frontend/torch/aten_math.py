@@ -109,6 +109,15 @@ def _not_equal(e: Emitter, n: Arg) -> str:
     return e.one("Not", [equal])
 
 
+def _bitwise(bool_op: str, int_op: str) -> Row:
+    """bitwise_and/or/not: the logical op on bools (masks), the bitwise one on integers."""
+    def row(e: Emitter, n: Arg) -> str:
+        tensors = [a for a in n.args if hasattr(a, "op")]
+        op_type = bool_op if all(e.dtype(t) == "bool" for t in tensors) else int_op
+        return e.one(op_type, [e.tensor(a, tensors[0]) for a in n.args])
+    return row
+
+
 def _reduce(op_type: str) -> Row:
     """mean.dim / sum.dim_IntList / amax: axes as an input (opset 18+), keepdim as keepdims."""
     def row(e: Emitter, n: Arg) -> str:
@@ -190,6 +199,9 @@ MATH_ROWS: dict[str, Row] = {
     "aten.ge.Tensor": _binary("GreaterOrEqual"),
     "aten.ge.Scalar": _binary("GreaterOrEqual"),
     "aten.logical_not.default": _unary("Not"),
+    "aten.bitwise_and.Tensor": _bitwise("And", "BitwiseAnd"),
+    "aten.bitwise_or.Tensor": _bitwise("Or", "BitwiseOr"),
+    "aten.bitwise_not.default": _bitwise("Not", "BitwiseNot"),
     "aten.logical_and.default": _binary("And"),
     "aten.logical_or.default": _binary("Or"),
     "aten.mean.dim": _reduce("ReduceMean"),

@@ -22,7 +22,8 @@ def is_static(dim: Any) -> bool:
     return isinstance(dim, int)
 
 
-def _reshape_sizes(in_shape: tuple[Any, ...], out_shape: tuple[Any, ...]) -> list[int]:
+def _reshape_sizes(in_shape: tuple[Any, ...], out_shape: tuple[Any, ...]) -> list[int] | None:
+    """Reshape's constant target (0 keeps the input's dim, -1 infers one), or None when it needs more."""
     sizes: list[int] = []
     for axis, dim in enumerate(out_shape):
         if is_static(dim):
@@ -31,16 +32,41 @@ def _reshape_sizes(in_shape: tuple[Any, ...], out_shape: tuple[Any, ...]) -> lis
             sizes.append(0)  # the input's (symbolic) dim at this axis
         else:
             sizes.append(-1)
-    if sizes.count(-1) > 1:
-        raise ConversionProblem(f"reshape to {list(map(str, out_shape))} has several symbolic dims that "
-                                "move to a new axis; GE's Reshape can infer only one")
-    return sizes
+    return sizes if sizes.count(-1) <= 1 else None
 
 
 def _reshape(e: Emitter, n: Arg) -> str:
     x = n.args[0]
     sizes = _reshape_sizes(e.shape(x), e.shape(n))
-    return e.one("Reshape", [e.tensor(x), e.ints(sizes)])
+    target = e.ints(sizes) if sizes is not None else _shape_tensor(e, e.shape(n))
+    return e.one("Reshape", [e.tensor(x), target])
+
+
+def _shape_tensor(e: Emitter, shape: tuple[Any, ...]) -> str:
+    """The target shape computed at run time: Concat of constants and Shape slices of the graph inputs
+    that carry each symbol (a symbol times a number: that slice times the number)."""
+    return e.one("Concat", [_dim_tensor(e, d, list(map(str, shape))) for d in shape], {"axis": 0})
+
+
+def _dim_tensor(e: Emitter, dim: Any, shape: list[str]) -> str:
+    if is_static(dim):
+        return e.ints([int(dim)])
+    expr = dim.node.expr
+    factor, symbols = 1, []
+    for term in expr.as_ordered_factors():
+        if term.is_Integer:
+            factor *= int(term)
+        elif term.is_Symbol and str(term) in e.sym_sources:
+            symbols.append(e.sym_sources[str(term)])
+        else:
+            raise ConversionProblem(f"reshape to {shape}: GE cannot compute the size {expr} at run time")
+    pieces = [e.one("Shape", [source], {"start": axis, "end": axis + 1}) for source, axis in symbols]
+    if factor != 1 or not pieces:
+        pieces.append(e.ints([factor]))
+    result = pieces[0]
+    for piece in pieces[1:]:
+        result = e.one("Mul", [result, piece])
+    return result
 
 
 def _expand(e: Emitter, n: Arg) -> str:
@@ -154,15 +180,31 @@ def _index_select(e: Emitter, n: Arg) -> str:
 
 
 def _index(e: Emitter, n: Arg) -> str:
-    """x[..., idx] with one index tensor: a Gather on its axis (advanced indexing with more is not)."""
+    """x[..., idx] with one index tensor: a Gather on its axis; x[i0, i1, ...] on the leading axes: the
+    indices broadcast and stacked, then one GatherND (PyTorch's advanced indexing)."""
     x, indices = n.args
     given = [(axis, i) for axis, i in enumerate(indices) if i is not None]
-    if len(given) != 1:
-        raise ConversionProblem("indexes with more than one index tensor")
-    axis, index = given[0]
-    if e.dtype(index) == "bool":
+    if any(e.dtype(i) == "bool" for _, i in given):
         raise ConversionProblem("indexes with a boolean mask, whose result size depends on the data")
-    return e.one("Gather", [e.tensor(x), e.tensor(index)], {"axis": axis})
+    if len(given) == 1:
+        axis, index = given[0]
+        return e.one("Gather", [e.tensor(x), e.tensor(index)], {"axis": axis})
+    if [axis for axis, _ in given] != list(range(len(given))):
+        raise ConversionProblem("indexes with several index tensors that are not on the leading axes")
+    shapes = [e.shape(i) for _, i in given]
+    if not all(is_static(d) for s in shapes for d in s):
+        raise ConversionProblem("indexes with several index tensors of symbolic shape")
+    common = [int(d) for d in np.broadcast_shapes(*shapes)]
+    columns = [e.one("Unsqueeze", [e.one("Expand", [e.tensor(i), e.ints(common)]), e.ints([-1])])
+               for _, i in given]
+    stacked = e.one("Concat", columns, {"axis": -1})
+    return e.one("GatherND", [e.tensor(x), stacked])
+
+
+def _gather(e: Emitter, n: Arg) -> str:
+    """torch.gather(x, dim, index): ONNX's GatherElements."""
+    x, dim, index = n.args[:3]
+    return e.one("GatherElements", [e.tensor(x), e.tensor(index)], {"axis": _axis(dim, e.rank(x))})
 
 
 def _embedding(e: Emitter, n: Arg) -> str:
@@ -197,5 +239,6 @@ SHAPE_ROWS: dict[str, Row] = {
     "aten.unbind.int": _unbind,
     "aten.index_select.default": _index_select,
     "aten.index.Tensor": _index,
+    "aten.gather.default": _gather,
     "aten.embedding.default": _embedding,
 }

@@ -61,6 +61,8 @@ class _Converter:
         for n in self.program.graph.nodes:
             if n.op != "placeholder":
                 continue
+            if n.name in weights and not n.users:
+                continue  # a buffer the forward never reads (BatchNorm's num_batches_tracked)
             if n.name in weights:
                 target = weights[n.name]
                 tensor = state[target].detach()
@@ -69,6 +71,9 @@ class _Converter:
             elif n.name in user and isinstance(n.meta.get("val"), torch.Tensor):
                 desc, params = input_desc(n, user.index(n.name), self.program, dynamic_shapes)
                 self.graph.add_input(n.name, desc, params)
+                for axis, dim in enumerate(n.meta["val"].shape):
+                    if not isinstance(dim, int):
+                        self.emit.sym_sources.setdefault(str(dim), (n.name, axis))
                 self.values[n.name] = n.name
             else:
                 self.problems.append(f"input {quote(n.name)} is not a tensor ({type(n.meta.get('val')).__name__}); "
@@ -84,11 +89,17 @@ class _Converter:
             elif not _is_tensor_node(n):
                 continue  # a symbolic size (sym_size, its arithmetic): read by the rows through shapes
             elif any(i.name in self.failed for i in n.all_input_nodes):
-                self.failed.add(n.name)
+                self._skip(n)
             elif all(i.name in self.folded for i in n.all_input_nodes):
                 self._fold(n)
             else:
                 self._convert(n)
+
+    def _skip(self, n: Any) -> None:
+        """An input failed: not converted, but an op without a row is still listed (all of them at once)."""
+        self.failed.add(n.name)
+        if str(n.target) not in ATEN_TABLE:
+            self.unsupported.append((node_name(n), str(n.target), module_path(n)))
 
     def _convert(self, n: Any) -> None:
         op = str(n.target)

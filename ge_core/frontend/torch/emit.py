@@ -33,6 +33,7 @@ class Emitter:
         self.values = values  # FX node name -> GE tensor name (a getitem of a multi-output node included)
         self.shapes = shapes  # FX node name -> its example shape (ints, or torch SymInts for symbolic dims)
         self.dtypes = dtypes  # FX node name -> GE dtype name
+        self.sym_sources: dict[str, tuple[str, int]] = {}  # symbol ("s77") -> (graph input, axis) holding it
         self.base = ""  # the GE name of the FX node being converted (scope path + FX name)
         self.fx_name = ""
         self._count = 0

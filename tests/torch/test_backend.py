@@ -1,0 +1,101 @@
+"""torch.compile(model, backend=ge_core.torch_backend()): outputs equal eager, and torch_stats() shows the
+first call compiling, warm calls not, a new shape recompiling (with Dynamo's reason), graph breaks."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+torch = pytest.importorskip("torch")
+from torch import nn  # noqa: E402
+
+import ge_core  # noqa: E402
+from tests.torch.compare import RTOL, assert_close, eager  # noqa: E402
+from tests.torch.models import cnn, mlp  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def fresh_dynamo() -> Iterator[None]:
+    torch._dynamo.reset()
+    ge_core.torch_stats(reset=True)
+    yield
+    torch._dynamo.reset()
+
+
+def _call(compiled: nn.Module, *inputs: torch.Tensor) -> list[torch.Tensor]:
+    with torch.no_grad():
+        result = compiled(*inputs)
+    return [result] if isinstance(result, torch.Tensor) else list(result)
+
+
+def test_first_call_compiles_warm_calls_do_not_and_a_new_shape_recompiles() -> None:
+    module, (x,) = mlp()
+    compiled = torch.compile(module, backend=ge_core.torch_backend())
+    for _ in range(3):
+        assert_close([t.numpy() for t in _call(compiled, x)], eager(module, [x]))
+    stats = ge_core.torch_stats()
+    assert len(stats.compiles) == 1 and stats.compiles[0].trigger == "first call"
+    assert [c.compiled for c in stats.calls] == [True, False, False]
+
+    bigger = torch.randn(9, 8)
+    assert_close([t.numpy() for t in _call(compiled, bigger)], eager(module, [bigger]))
+    assert len(stats.compiles) == 2
+    recompile = stats.recompiles[0]
+    assert "size mismatch at index 0" in recompile.trigger and "expected 4, actual 9" in recompile.trigger
+    assert recompile.dynamic  # Dynamo marked the batch dim dynamic: one GE compile for every batch size
+    another = torch.randn(13, 8)
+    assert_close([t.numpy() for t in _call(compiled, another)], eager(module, [another]))
+    assert len(stats.compiles) == 2 and stats.calls[-1].compiled is False
+    assert "2 compile(s)" in stats.summary() and "dynamic compile" in stats.summary()
+
+
+def test_a_cnn_with_batchnorm_runs_like_eager() -> None:
+    module, (x,) = cnn()
+    compiled = torch.compile(module, backend=ge_core.torch_backend(ge_core.CompileConfig(opt_level="O3")))
+    assert_close([t.numpy() for t in _call(compiled, x)], eager(module, [x]))
+    assert ge_core.torch_stats().compiles[0].kernels > 0
+
+
+class Broken(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.first, self.second = nn.Linear(4, 4), nn.Linear(4, 2)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = torch.relu(self.first(x))
+        torch._dynamo.graph_break()
+        return self.second(y)
+
+
+def test_a_graph_break_gives_two_graphs_and_its_reason_is_recorded() -> None:
+    torch.manual_seed(0)
+    module = Broken().eval()
+    x = torch.randn(3, 4)
+    compiled = torch.compile(module, backend=ge_core.torch_backend())
+    assert_close([t.numpy() for t in _call(compiled, x)], eager(module, [x]))
+    stats = ge_core.torch_stats()
+    assert stats.graphs == 2 and len(stats.compiles) == 2
+    assert len(stats.graph_breaks) == 1 and "graph_break" in stats.graph_breaks[0]
+
+
+def test_on_the_npu_simulator_each_call_reports_its_simulated_latency() -> None:
+    module, (x,) = mlp()
+    compiled = torch.compile(module, backend=ge_core.torch_backend(simulate=True))
+    _call(compiled, x)
+    result = _call(compiled, x)
+    assert_close([t.numpy() for t in result], eager(module, [x]))
+    latencies = [c.simulated_us for c in ge_core.torch_stats().calls]
+    assert len(latencies) == 2 and all(us is not None and us > 0 for us in latencies)
+    assert latencies[0] == pytest.approx(latencies[1], rel=RTOL)  # the same graph, the same schedule
+
+
+def test_the_compile_cache_serves_a_second_backend(tmp_path: object) -> None:
+    module, (x,) = mlp()
+    cache = ge_core.CompileCache(tmp_path)
+    for _ in range(2):
+        torch._dynamo.reset()
+        compiled = torch.compile(module, backend=ge_core.torch_backend(cache=cache))
+        _call(compiled, x)
+    hits = [c.cache_hit for c in ge_core.torch_stats().compiles]
+    assert hits == [False, True]

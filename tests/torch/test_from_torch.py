@@ -1,0 +1,68 @@
+"""from_torch: torch.export -> GE Graph, executed by ge_core and compared with eager PyTorch."""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")  # CI installs it (scripts/install_test_deps.sh); skipped only without it
+
+import numpy as np  # noqa: E402
+
+import ge_core  # noqa: E402
+from ge_core.viz.scopes import scope_path  # noqa: E402
+from tests.torch.compare import assert_close, eager, run_graph  # noqa: E402
+from tests.torch.models import SAMPLES, mlp, transformer  # noqa: E402
+
+
+@pytest.mark.parametrize("name", sorted(SAMPLES))
+def test_a_sample_runs_like_eager(name: str) -> None:
+    module, inputs = SAMPLES[name]()
+    graph = ge_core.from_torch(module, inputs)
+    graph.verify()
+    assert_close(run_graph(graph, inputs), eager(module, inputs))
+
+
+def test_compiled_at_o3_it_still_matches_eager() -> None:
+    module, inputs = SAMPLES["cnn"]()
+    graph = ge_core.from_torch(module, inputs)
+    compiled = ge_core.compile(graph, ge_core.CompileConfig(opt_level="O3"))
+    outputs = compiled.run({name: t.numpy() for name, t in zip(graph.inputs, inputs, strict=True)})
+    assert_close([outputs[n] for n in compiled.graph.outputs], eager(module, inputs))
+    assert compiled.plan.kernels < len(graph.nodes)  # BatchNorm folded or fused into the convolutions
+
+
+def test_weights_are_constants_named_as_in_the_state_dict() -> None:
+    module, inputs = mlp()
+    graph = ge_core.from_torch(module, inputs)
+    for name, tensor in module.state_dict().items():
+        np.testing.assert_array_equal(graph.constants[name], tensor.numpy())
+    assert graph.inputs == ["x"]
+
+
+def test_node_names_carry_the_module_path_as_name_scopes() -> None:
+    module, inputs = transformer()
+    graph = ge_core.from_torch(module, inputs)
+    scopes = {scope_path(n.name) for n in graph.nodes}
+    assert ("attention",) in scopes and ("mlp.0",) in scopes and ("norm1",) in scopes
+    by_op = {n.op_type for n in graph.nodes}
+    assert {"Attention", "LayerNormalization", "Gelu", "Gather"} <= by_op  # kept whole, not decomposed
+    gelu = next(n for n in graph.nodes if n.op_type == "Gelu")
+    assert scope_path(gelu.name) == ("mlp.1",) and gelu.attrs["approximate"] == "tanh"
+
+
+def test_scopes_split_a_deep_path_but_keep_list_indices() -> None:
+    from ge_core.frontend.torch.names import scopes
+
+    assert scopes("encoder.layer.0.attention.self.query") == ["encoder", "layer.0", "attention", "self", "query"]
+    assert scopes("") == []
+
+
+def test_every_table_row_is_an_aten_overload_and_the_kept_ops_have_rows() -> None:
+    from ge_core.frontend.torch.capture import KEPT_OPS
+
+    ops = ge_core.frontend.torch.supported_aten_ops()
+    assert all(op.startswith("aten.") and op.count(".") == 2 for op in ops)
+    for op in ops:
+        _, packet, overload = op.split(".")
+        getattr(getattr(torch.ops.aten, packet), overload)  # raises if PyTorch has no such overload
+    assert {f"aten.{op}" for op in KEPT_OPS} <= set(ops)
