@@ -8,6 +8,9 @@ The public API (see DESIGN.md, "Contracts"); the web UI reaches the library only
     ge_core.simulate(compiled, hardware) -> SimResult
     ge_core.Session(options): add_graph / build_graph / run_graph / warm_up / stats (GE's option names)
     ge_core.sweep(models, configs, hardware, workers | scheduler, out) -> rows (ge_core/sweep: Dask)
+    ge_core.from_torch(module, example_inputs, dynamic_shapes=None) -> Graph           (needs PyTorch)
+    torch.compile(model, backend=ge_core.torch_backend(config)); ge_core.torch_stats()  (needs PyTorch)
+PyTorch is optional: importing ge_core does not import it.
 """
 
 import importlib
@@ -15,9 +18,11 @@ from typing import Any
 
 from ge_core.compiler import CompiledModel, compile, load_compiled
 from ge_core.config import PRECISION_MODES, CompileConfig, MemoryConfig, pass_names
+from ge_core.dynamo import TorchStats, torch_backend, torch_stats
 from ge_core.errors import GEError
 from ge_core.frontend import ImportResult, import_onnx, load_onnx, parse_input_shapes
 from ge_core.frontend.summary import ModelSummary, summarize
+from ge_core.frontend.torch import from_torch
 from ge_core.hardware import HardwareProfile, load_profile, profile_names
 from ge_core.ir import Graph, Node, TensorDesc
 from ge_core.offline.cache import CompileCache
@@ -57,9 +62,11 @@ __all__ = [
     "SessionOptions",
     "SimResult",
     "TensorDesc",
+    "TorchStats",
     "compile",
     "dynamic_symbols",
     "execute",
+    "from_torch",
     "import_onnx",
     "load_compiled",
     "load_onnx",
@@ -73,6 +80,8 @@ __all__ = [
     "simulate",
     "summarize",
     "sweep",
+    "torch_backend",
+    "torch_stats",
 ]
 
 
