@@ -138,7 +138,7 @@ def request_table(plays: Plays) -> pd.DataFrame:
     """One row per request of the cold start: its size, the size it ran at, its time and simulated latency."""
     rows = [{"strategy": ge_core.DYNAMIC_STRATEGY_TITLES[cold.strategy], "request": r.index + 1, "size": r.size,
              "ran at": r.model_size, "request ms": r.seconds * 1e3, "simulated µs": r.simulated_us,
-             "compiled or decided": r.compile_seconds > 0 or r.decision_seconds > 0}
+             "compile ms": r.compile_seconds * 1e3, "decision ms": r.decision_seconds * 1e3}
             for cold, _ in plays for r in cold.requests]
     return pd.DataFrame(rows)
 
@@ -149,7 +149,7 @@ def _chart(requests: pd.DataFrame, field: str, title: str, log: bool = False) ->
             .encode(x=alt.X("request:Q", title="request"), y=alt.Y(f"{field}:Q", scale=scale),
                     color=alt.Color("strategy:N"),
                     tooltip=["strategy", "request", "size", "ran at", alt.Tooltip(f"{field}:Q", format=".1f"),
-                             "compiled or decided"]))
+                             alt.Tooltip("compile ms:Q", format=".1f"), alt.Tooltip("decision ms:Q", format=".1f")]))
 
 
 def intro_text(title: str, symbol: str, sizes: list[int], plays: Plays) -> str:
