@@ -53,7 +53,7 @@ class TorchBackend:
             events = _EVENTS.read()
             stats.graph_breaks += events.graph_breaks
         trigger = ("Dynamo recompiled: " + "; ".join(events.guard_failures)) if events.guard_failures else "first call"
-        return _GraphRunner(self, gm, index, trigger, _symbolic_dims(gm))
+        return _GraphRunner(self, gm, index, trigger)
 
 
 def torch_backend(config: CompileConfig | None = None, *, simulate: bool = False,
@@ -68,59 +68,70 @@ _EVENTS = DynamoEvents()
 class _GraphRunner:
     """One Dynamo graph: its compiled models by input shapes (one entry when compiled with symbolic dims)."""
 
-    def __init__(self, backend: TorchBackend, gm: torch.fx.GraphModule, index: int, trigger: str,
-                 symbolic: dict[int, dict[int, str]]) -> None:
+    def __init__(self, backend: TorchBackend, gm: torch.fx.GraphModule, index: int, trigger: str) -> None:
         self.backend = backend
         self.gm = gm
         self.index = index
         self.trigger = trigger
-        self.symbolic = symbolic  # tensor argument position -> {axis: Dynamo's symbol}
+        self.slots = _slots(gm)
+        self.inputs = [i for i, slot in enumerate(self.slots) if slot.kind == "input"]
+        self.symbolic = _symbolic_dims(gm, self.inputs)  # input number -> {axis: Dynamo's symbol}
         self.compiled: dict[Shapes, _Compiled] = {}
         self.dynamic: _Compiled | None = None
+        self.weights_seen: list[tuple[int, int]] = []  # (id, version) of each weight when compiled
 
     def __call__(self, *args: Any) -> Any:
         start = time.perf_counter()
-        tensors = [a for a in args if isinstance(a, torch.Tensor)]
-        shapes: Shapes = tuple(tuple(t.shape) for t in tensors)
-        entry = self.dynamic or self.compiled.get(shapes)
+        inputs = [args[i] for i in self.inputs]
+        shapes: Shapes = tuple(tuple(t.shape) for t in inputs)
+        trigger = self._weights_changed(args)
+        entry = None if trigger else self.dynamic or self.compiled.get(shapes)
         compiled_now = entry is None
         if entry is None:
-            entry = self._compile(args, shapes)
-        outputs, simulated = entry.run(tensors, self.backend.simulate)
+            entry = self._compile(args, shapes, trigger)
+        outputs, simulated = entry.run(inputs, self.backend.simulate)
         with LOCK:
             current_stats().calls.append(CallRecord(self.index, time.perf_counter() - start, compiled_now, simulated))
         return outputs
 
-    def _compile(self, args: Sequence[Any], shapes: Shapes) -> _Compiled:
+    def _weights_changed(self, args: Sequence[Any]) -> str:
+        """Weights are constants of the compiled graph (TorchAir's frozen parameters): one replaced or
+        changed in place since the compile means compiling again."""
+        seen = [(id(args[i]), args[i]._version) for i, slot in enumerate(self.slots) if slot.kind == "weight"]
+        if not self.compiled or seen == self.weights_seen:
+            return ""
+        self.compiled, self.dynamic = {}, None
+        return "a weight changed since the last compile (weights are constants of the compiled graph)"
+
+    def _compile(self, args: Sequence[Any], shapes: Shapes, trigger: str) -> _Compiled:
         start = time.perf_counter()
-        trigger = self.trigger if not self.compiled else (
-            f"new input shapes {_text(shapes)} (compiled before for {', '.join(_text(s) for s in self.compiled)})")
-        entry, dynamic = None, False
-        if self.symbolic and not self.compiled:
-            entry = self._try_dynamic(args)
-            dynamic = entry is not None
+        if not trigger:
+            trigger = self.trigger if not self.compiled else (
+                f"new input shapes {_text(shapes)} (compiled before for {', '.join(map(_text, self.compiled))})")
+        module = _Bound(self.gm, self.slots, args)
+        inputs = [args[i] for i in self.inputs]
+        entry = self._try_dynamic(module, inputs) if self.symbolic and not self.compiled else None
+        dynamic = entry is not None
         if entry is None:
-            entry = _Compiled.build(_Bound(self.gm, args), [a for a in args if isinstance(a, torch.Tensor)],
-                                    None, self.backend, GRAPH_NAME)
+            entry = _Compiled.build(module, inputs, None, self.backend)
         if dynamic:
             self.dynamic = entry
             shapes = tuple(tuple(self.symbolic.get(i, {}).get(a, d) for a, d in enumerate(s))
                            for i, s in enumerate(shapes))
         self.compiled[shapes] = entry
+        self.weights_seen = [(id(args[i]), args[i]._version) for i, s in enumerate(self.slots) if s.kind == "weight"]
         event = CompileEvent(self.index, trigger, shapes, time.perf_counter() - start, entry.model.plan.kernels,
                              dynamic, bool(entry.model.cache and entry.model.cache.get("hit")))
         with LOCK:
             current_stats().compiles.append(event)
         return entry
 
-    def _try_dynamic(self, args: Sequence[Any]) -> _Compiled | None:
+    def _try_dynamic(self, module: torch.nn.Module, inputs: Sequence[torch.Tensor]) -> _Compiled | None:
         """Compile once with Dynamo's symbolic dims kept symbolic; None when export or GE cannot."""
-        tensors = [a for a in args if isinstance(a, torch.Tensor)]
         dims = tuple({axis: torch.export.Dim.DYNAMIC for axis in self.symbolic.get(i, {})} or None
-                     for i in range(len(tensors)))
+                     for i in range(len(inputs)))
         try:
-            entry = _Compiled.build(_Bound(self.gm, args), tensors, (dims,), self.backend,
-                                    GRAPH_NAME)
+            entry = _Compiled.build(module, inputs, (dims,), self.backend)
         except (GEError, RuntimeError, ValueError):
             return None  # e.g. a reshape GE cannot keep symbolic: compile per shape instead
         graph = entry.model.input_graph
@@ -135,9 +146,9 @@ class _Compiled:
 
     @classmethod
     def build(cls, module: torch.nn.Module, tensors: Sequence[torch.Tensor], dynamic_shapes: Any,
-              backend: TorchBackend, name: str) -> _Compiled:
+              backend: TorchBackend) -> _Compiled:
         program = capture(module, tensors, dynamic_shapes)
-        graph = convert(program, name)
+        graph = convert(program, GRAPH_NAME)
         return cls(compile(graph, backend.config, cache=backend.cache), program.call_spec.out_spec)
 
     def run(self, tensors: Sequence[torch.Tensor], on_npu: bool) -> tuple[Any, float | None]:
@@ -152,63 +163,76 @@ class _Compiled:
         return pytree.tree_unflatten(results, self.out_spec), simulated
 
 
-class _Bound(torch.nn.Module):
-    """The Dynamo graph with only its tensors as arguments, so export sees tensors only: a SymInt argument
-    (a size Dynamo passes along) is read from the tensor dim carrying the same symbol, other non-tensor
-    arguments are bound to their values at the call that compiled."""
+@dataclass(frozen=True)
+class _Slot:
+    """What one argument of the Dynamo graph is: an input fed at every call, a weight (a parameter or
+    buffer Dynamo passes as an argument: a constant of the compiled graph), a size read from an input's
+    dim (a SymInt: (input number, axis)), or another value bound at compile."""
 
-    def __init__(self, gm: torch.fx.GraphModule, args: Sequence[Any]) -> None:
+    kind: str  # "input", "weight", "size" or "value"
+    source: tuple[int, int] | None = None
+
+
+class _Bound(torch.nn.Module):
+    """The Dynamo graph with the inputs as its only arguments, so export sees activations only and lifts
+    the weights as buffers (constants of the GE graph, which GE folds: BatchNorm into the convolution)."""
+
+    def __init__(self, gm: torch.fx.GraphModule, slots: Sequence[_Slot], args: Sequence[Any]) -> None:
         super().__init__()
         self.gm = gm
-        sizes = _size_sources(gm)
-        self.slots: list[tuple[str, Any]] = []
-        for position, a in enumerate(args):
-            if isinstance(a, torch.Tensor):
-                self.slots.append(("tensor", None))
-            elif position in sizes:
-                self.slots.append(("size", sizes[position]))
-            else:
-                self.slots.append(("value", a))
+        self.slots = list(slots)
+        self.values = {i: a for i, (slot, a) in enumerate(zip(slots, args, strict=True)) if slot.kind == "value"}
+        for i, (slot, a) in enumerate(zip(slots, args, strict=True)):
+            if slot.kind == "weight":
+                self.register_buffer(f"weight_{i}", a.detach())
 
-    def forward(self, *tensors: torch.Tensor) -> Any:
-        given = iter(tensors)
-        args = [next(given) if kind == "tensor" else tensors[ref[0]].shape[ref[1]] if kind == "size" else ref
-                for kind, ref in self.slots]
+    def forward(self, *inputs: torch.Tensor) -> Any:
+        given = iter(inputs)
+        args: list[Any] = []
+        for i, slot in enumerate(self.slots):
+            if slot.kind == "input":
+                args.append(next(given))
+            elif slot.kind == "weight":
+                args.append(getattr(self, f"weight_{i}"))
+            elif slot.kind == "size" and slot.source is not None:
+                args.append(inputs[slot.source[0]].shape[slot.source[1]])
+            else:
+                args.append(self.values[i])
         return self.gm(*args)
 
 
-def _size_sources(gm: torch.fx.GraphModule) -> dict[int, tuple[int, int]]:
-    """Argument position of a SymInt placeholder -> (tensor argument position, axis) that carries it."""
+def _slots(gm: torch.fx.GraphModule) -> list[_Slot]:
+    """One slot per placeholder of the Dynamo graph (Dynamo names weights `..._parameters_...`/`_buffers_`)."""
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
-    carriers: dict[str, tuple[int, int]] = {}
-    tensor_position = 0
+    carriers: dict[str, tuple[int, int]] = {}  # symbol -> (input number, axis) of the first dim holding it
+    slots: list[_Slot] = []
     for n in placeholders:
         value = n.meta.get("example_value")
-        if isinstance(value, torch.Tensor):
+        if isinstance(value, torch.Tensor) and ("_parameters_" in n.name or "_buffers_" in n.name):
+            slots.append(_Slot("weight"))
+        elif isinstance(value, torch.Tensor):
+            number = sum(s.kind == "input" for s in slots)
             for axis, d in enumerate(value.shape):
-                carriers.setdefault(str(d), (tensor_position, axis))
-            tensor_position += 1
-    sources = {}
-    for position, n in enumerate(placeholders):
+                carriers.setdefault(str(d), (number, axis))
+            slots.append(_Slot("input"))
+        else:
+            slots.append(_Slot("value"))
+    for i, n in enumerate(placeholders):
         value = n.meta.get("example_value")
         if isinstance(value, torch.SymInt) and str(value) in carriers:
-            sources[position] = carriers[str(value)]
-    return sources
+            slots[i] = _Slot("size", carriers[str(value)])
+    return slots
 
 
-def _symbolic_dims(gm: torch.fx.GraphModule) -> dict[int, dict[int, str]]:
-    """Tensor argument position -> {axis: symbol} for the dims Dynamo traced symbolically."""
+def _symbolic_dims(gm: torch.fx.GraphModule, inputs: Sequence[int]) -> dict[int, dict[int, str]]:
+    """Input number -> {axis: symbol} for the dims Dynamo traced symbolically."""
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
     found: dict[int, dict[int, str]] = {}
-    position = 0
-    for n in gm.graph.nodes:
-        if n.op != "placeholder":
-            continue
-        value = n.meta.get("example_value")
-        if isinstance(value, torch.Tensor):
-            axes = {axis: str(d) for axis, d in enumerate(value.shape) if not isinstance(d, int)}
-            if axes:
-                found[position] = axes
-            position += 1
+    for number, position in enumerate(inputs):
+        value = placeholders[position].meta.get("example_value")
+        axes = {axis: str(d) for axis, d in enumerate(value.shape) if not isinstance(d, int)}
+        if axes:
+            found[number] = axes
     return found
 
 

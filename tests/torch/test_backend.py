@@ -99,3 +99,16 @@ def test_the_compile_cache_serves_a_second_backend(tmp_path: object) -> None:
         _call(compiled, x)
     hits = [c.cache_hit for c in ge_core.torch_stats().compiles]
     assert hits == [False, True]
+
+
+def test_weights_are_constants_and_changing_one_compiles_again() -> None:
+    module, (x,) = cnn()
+    compiled = torch.compile(module, backend=ge_core.torch_backend())
+    _call(compiled, x)
+    graph = ge_core.torch_stats().compiles[0]
+    assert graph.input_shapes == ((2, 3, 12, 12),)  # the weights are not inputs
+    with torch.no_grad():
+        module.stem[0].weight.mul_(0.5)
+    assert_close([t.numpy() for t in _call(compiled, x)], eager(module, [x]))
+    stats = ge_core.torch_stats()
+    assert len(stats.compiles) == 2 and "a weight changed" in stats.compiles[1].trigger
