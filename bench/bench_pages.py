@@ -1,0 +1,119 @@
+"""How fast the Fusion, Memory, Profile and Compare pages answer, in a real headless Chromium.
+
+    python bench/bench_pages.py [--sample densenet121] [--hardware ascend910] [--repeat 3]
+
+Starts `streamlit run app.py` (tests/browser/harness.py), opens the Model page once so the model is
+imported and compiled (the pages' numbers are "after its first compile"), then per page: the **first
+view** (the address opened until the script run ends with the page's table drawn) and the **rerun** after
+one widget change (a click, until the run it starts has ended). Medians of --repeat, each repeat in a new
+browser session (a first view in a session still shares the server's caches, as a second visitor's does).
+Targets (issue 14): first view <= 3 s, rerun <= 1 s. Prints a table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
+
+from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+from tests.browser.harness import CHROMIUM, DATAFRAME, IDLE, new_tab, streamlit_server
+
+RUNNING = "[data-testid='stApp'][data-test-script-state='running']"
+FIRST_VIEW_TARGET, RERUN_TARGET = 3.0, 1.0
+
+
+def click_segment(label: str) -> Callable[[Page], None]:
+    return lambda tab: tab.get_by_role("button", name=label, exact=True).first.click()
+
+
+def flip_toggle(label: str) -> Callable[[Page], None]:
+    return lambda tab: tab.get_by_text(label, exact=True).first.click()
+
+
+def pick_option(box: str, option: str) -> Callable[[Page], None]:
+    def pick(tab: Page) -> None:
+        tab.get_by_role("combobox", name=box).first.click()
+        tab.get_by_role("option", name=option, exact=True).first.click()
+    return pick
+
+
+# page -> (what the rerun changes, how)
+CHANGES: dict[str, tuple[str, Callable[[Page], None]]] = {
+    "Fusion": ("Outcome: rejected", click_segment("rejected")),
+    "Memory": ("Reuse off (re-plans)", flip_toggle("Reuse")),
+    "Profile": ("Precision: force_fp16 (re-simulates)", pick_option("Precision mode", "force_fp16")),
+    "Compare": ("Left graph: O3", pick_option("Left", "O3")),
+}
+
+
+def wait_run_ended(tab: Page, started_within: float = 2.0) -> None:
+    """Wait for the run a click started (if it has not already come and gone), then for its end."""
+    with contextlib.suppress(PlaywrightTimeout):  # the run was over before we looked
+        tab.wait_for_selector(RUNNING, timeout=started_within * 1000)
+    tab.wait_for_selector(IDLE)
+
+
+def first_view(tab: Page, url: str) -> float:
+    start = time.perf_counter()
+    tab.goto(url)
+    tab.wait_for_selector(DATAFRAME, state="attached")
+    tab.wait_for_selector(IDLE)
+    return time.perf_counter() - start
+
+
+def rerun(tab: Page, change: Callable[[Page], None]) -> float:
+    start = time.perf_counter()
+    change(tab)
+    wait_run_ended(tab)
+    return time.perf_counter() - start
+
+
+def bench_page(browser: Browser, url: str, change: Callable[[Page], None], repeat: int) -> tuple[float, float]:
+    firsts, reruns = [], []
+    for _ in range(repeat):
+        with new_tab(browser) as tab:
+            firsts.append(first_view(tab, url))
+            tab.wait_for_timeout(500)  # the page settles (components mount) before the widget is used
+            reruns.append(rerun(tab, change))
+    return statistics.median(firsts), statistics.median(reruns)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sample", default="densenet121")
+    parser.add_argument("--hardware", default="ascend910")
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    query = f"?sample={args.sample}&hw={args.hardware}"
+    with streamlit_server(Path(tempfile.mkdtemp(prefix="ge_bench_pages_"))) as server, sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
+        with new_tab(browser) as warm:  # import and compile once: the pages are timed after the first compile
+            start = time.perf_counter()
+            warm.goto(f"{server.url}/Passes{query}")
+            warm.wait_for_selector(DATAFRAME, state="attached")
+            warm.wait_for_selector(IDLE)
+            print(f"warm-up (import and compile {args.sample} at O3 for {args.hardware}): "
+                  f"{time.perf_counter() - start:.1f} s")
+        print(f"\n| page | first view (s) | rerun (s) | rerun after | first view <= {FIRST_VIEW_TARGET:g} s "
+              f"| rerun <= {RERUN_TARGET:g} s |")
+        print("|---|---:|---:|---|---|---|")
+        for page, (what, change) in CHANGES.items():
+            first, again = bench_page(browser, f"{server.url}/{page}{query}", change, args.repeat)
+            print(f"| {page} | {first:.2f} | {again:.2f} | {what} | {'yes' if first <= FIRST_VIEW_TARGET else 'NO'} "
+                  f"| {'yes' if again <= RERUN_TARGET else 'NO'} |", flush=True)
+        browser.close()
+    print(f"\n{args.sample}, medians of {args.repeat} sessions each (a new browser session per repeat)")
+
+
+if __name__ == "__main__":
+    main()
