@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import logging
 import sys
 import time
 from collections import Counter
@@ -45,7 +46,8 @@ def timed_sweep(models: list[str], configs: str, hardware: str, scheduler: str, 
 
 def on_local_cluster(workers: int, models: list[str], configs: str, hardware: str, repeat: int) -> float:
     start = time.perf_counter()
-    with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
+    with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
+                      silence_logs=logging.ERROR) as cluster, \
             Client(cluster) as client:
         client.run(importlib.import_module, "ge_core.sweep.task")  # the workers' imports, before the clock
         started = time.perf_counter() - start

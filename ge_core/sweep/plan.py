@@ -72,7 +72,8 @@ class Task:
 
 def plan_tasks(models: Iterable[ModelSpec] | ModelSpec, configs: Any, hardware: Iterable[str] | str = (),
                seed: int = 0) -> list[Task]:
-    """Every (model, config, hardware) task, models outermost, in the order given."""
+    """Every (model, config, hardware) task, models outermost, in the order given; a model given twice (or two
+    files of the same bytes: the key is the content) runs once."""
     refs = model_refs([models] if isinstance(models, str | os.PathLike) else models)
     named = named_configs(configs)
     targets = hardware_names(hardware)

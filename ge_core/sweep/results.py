@@ -103,6 +103,7 @@ class ResultsStore:
         self.path = Path(path) if path is not None else None
         self._rows: dict[str, Row] = {}
         self._last_write = time.monotonic()
+        self._unwritten = False  # rows the file does not hold yet (new ones, or a journal's)
         if self.path is None:
             return
         _check_suffix(self.path)
@@ -110,7 +111,9 @@ class ResultsStore:
         if self.path.exists():
             for row in load_results(self.path).astype(object).where(lambda f: f.notna(), None).to_dict("records"):
                 self._rows[str(row["key"])] = row
-        self._rows.update(_read_journal(self.journal))
+        journal = _read_journal(self.journal)
+        self._rows.update(journal)
+        self._unwritten = bool(journal)
 
     @property
     def journal(self) -> Path:
@@ -123,6 +126,7 @@ class ResultsStore:
 
     def add(self, row: Mapping[str, Any]) -> None:
         self._rows[str(row["key"])] = dict(row)
+        self._unwritten = True
         if self.path is None:
             return
         with self.journal.open("a", encoding="utf-8") as journal:
@@ -144,12 +148,15 @@ class ResultsStore:
             frame.to_parquet(temporary, index=False)
         os.replace(temporary, self.path)
         self._last_write = time.monotonic()
+        self._unwritten = False
 
     def close(self) -> None:
-        """The file holds every row: the journal is no longer needed."""
+        """The file holds every row: the journal is no longer needed. (Nothing new: the file is left as it is,
+        and none is made for a sweep that ran no task.)"""
         if self.path is None:
             return
-        self.write()
+        if self._unwritten:
+            self.write()
         self.journal.unlink(missing_ok=True)
 
     def frame(self, keys: list[str] | None = None) -> pd.DataFrame:

@@ -75,6 +75,7 @@ def test_an_unreachable_scheduler_is_named(tmp_path: Path, capsys: pytest.Captur
                  str(tmp_path / "r.csv")])
     err = capsys.readouterr().err
     assert code == 2 and "cannot reach the Dask scheduler 'tcp://127.0.0.1:9'" in err and "dask scheduler" in err
+    assert not (tmp_path / "r.csv").exists()  # no task ran: no results file is made
 
 
 def test_the_command_starts_a_local_cluster_with_its_dashboard(tmp_path: Path) -> None:
