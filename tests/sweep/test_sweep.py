@@ -99,6 +99,22 @@ def test_a_task_that_raises_or_kills_its_process_is_a_failed_row_and_the_sweep_g
     assert o3.loc["ascend310", "status"] == "failed" and "died (signal SIGKILL)" in o3.loc["ascend310", "error"]
 
 
+def test_outputs_that_moved_from_o0_fail_in_an_exact_precision_mode_only(
+        scheduler: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    real_execute = sweep_task.execute
+
+    def doubled_reference(graph: Any, feeds: Any) -> dict[str, Any]:  # planted: O0's outputs read twice as big
+        return {name: value * 2 for name, value in real_execute(graph, feeds).items()}
+
+    monkeypatch.setattr(sweep_task, "execute", doubled_reference)
+    configs = {"exact": ge_core.CompileConfig(opt_level="O3"),
+               "fp16": ge_core.CompileConfig(opt_level="O3", precision_mode="allow_fp32_to_fp16")}
+    rows = sweep(["sample:mlp"], configs, "ascend910", scheduler=scheduler).set_index("config_name")
+    assert rows.loc["exact", "status"] == "failed" and rows.loc["exact", "max_rel_error"] > 0.4
+    assert "differs from the O0 graph's by a relative 0.5" in rows.loc["exact", "error"]
+    assert rows.loc["fp16", "status"] == "ok" and rows.loc["fp16", "max_rel_error"] > 0.4  # rounding: recorded
+
+
 def test_a_task_past_its_timeout_is_a_timeout_row(scheduler: str) -> None:
     rows = sweep(["sample:synthetic_10k", "sample:mlp"], "O3", scheduler=scheduler, timeout=1.0).set_index("model")
     assert rows.loc["sample:synthetic_10k", "status"] == "timeout"
