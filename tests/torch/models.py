@@ -6,10 +6,14 @@ well under a minute: export costs about a second a model.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 import torch
 from torch import nn
+
+import ge_core
+from ge_core.ir.graph import Graph
 
 Sample = tuple[nn.Module, tuple[torch.Tensor, ...]]
 
@@ -118,3 +122,11 @@ def gru_tagger() -> Sample:
 SAMPLES: dict[str, Callable[[], Sample]] = {
     "mlp": mlp, "cnn": cnn, "transformer": transformer, "lstm": lstm_tagger, "gru": gru_tagger,
 }
+
+
+@functools.cache
+def converted(name: str) -> tuple[nn.Module, tuple[torch.Tensor, ...], Graph]:
+    """A sample and its GE Graph, exported once per test run (export is the slow part); tests must not
+    edit the graph (compile copies it)."""
+    module, inputs = SAMPLES[name]()
+    return module, inputs, ge_core.from_torch(module, inputs)

@@ -11,20 +11,18 @@ import numpy as np  # noqa: E402
 import ge_core  # noqa: E402
 from ge_core.viz.scopes import scope_path  # noqa: E402
 from tests.torch.compare import assert_close, eager, run_graph  # noqa: E402
-from tests.torch.models import SAMPLES, mlp, transformer  # noqa: E402
+from tests.torch.models import SAMPLES, converted  # noqa: E402
 
 
 @pytest.mark.parametrize("name", sorted(SAMPLES))
 def test_a_sample_runs_like_eager(name: str) -> None:
-    module, inputs = SAMPLES[name]()
-    graph = ge_core.from_torch(module, inputs)
+    module, inputs, graph = converted(name)
     graph.verify()
     assert_close(run_graph(graph, inputs), eager(module, inputs))
 
 
 def test_compiled_at_o3_it_still_matches_eager() -> None:
-    module, inputs = SAMPLES["cnn"]()
-    graph = ge_core.from_torch(module, inputs)
+    module, inputs, graph = converted("cnn")
     compiled = ge_core.compile(graph, ge_core.CompileConfig(opt_level="O3"))
     outputs = compiled.run({name: t.numpy() for name, t in zip(graph.inputs, inputs, strict=True)})
     assert_close([outputs[n] for n in compiled.graph.outputs], eager(module, inputs))
@@ -32,16 +30,14 @@ def test_compiled_at_o3_it_still_matches_eager() -> None:
 
 
 def test_weights_are_constants_named_as_in_the_state_dict() -> None:
-    module, inputs = mlp()
-    graph = ge_core.from_torch(module, inputs)
+    module, _, graph = converted("mlp")
     for name, tensor in module.state_dict().items():
         np.testing.assert_array_equal(graph.constants[name], tensor.numpy())
     assert graph.inputs == ["x"]
 
 
 def test_node_names_carry_the_module_path_as_name_scopes() -> None:
-    module, inputs = transformer()
-    graph = ge_core.from_torch(module, inputs)
+    _, _, graph = converted("transformer")
     scopes = {scope_path(n.name) for n in graph.nodes}
     assert ("attention",) in scopes and ("mlp.0",) in scopes and ("norm1",) in scopes
     by_op = {n.op_type for n in graph.nodes}
