@@ -29,13 +29,16 @@ def add_sweep_verb(verbs: Any) -> None:
     sweep.add_argument("--hardware", default="", metavar="ascend910,ascend310",
                        help="simulate on each of these profiles (default: each config's own, none: no simulation)")
     where = sweep.add_mutually_exclusive_group()
-    where.add_argument("--workers", type=int, help="worker processes of the local Dask cluster (default: one per core)")
+    where.add_argument("--workers", type=int, metavar="N",
+                       help="worker processes of the local Dask cluster (default: one per core)")
     where.add_argument("--scheduler", metavar="tcp://HOST:8786",
                        help="a running Dask cluster's scheduler instead (its workers must see the model files)")
     sweep.add_argument("--out", required=True, metavar="results.parquet|.csv",
                        help="the results file, written as rows arrive; tasks it holds already are skipped")
-    sweep.add_argument("--timeout", type=float, help="seconds one task may take; then it is killed (status timeout)")
-    sweep.add_argument("--seed", type=int, default=0, help="seed of the inputs the numbers are checked on (default 0)")
+    sweep.add_argument("--timeout", type=float, metavar="S",
+                       help="seconds one task may take; then it is killed (status timeout)")
+    sweep.add_argument("--seed", type=int, default=0, metavar="N",
+                       help="seed of the inputs the numbers are checked on (default 0)")
     sweep.add_argument("--debug", action="store_true", help="print tracebacks")
     sweep.set_defaults(func=cmd_sweep)
 
