@@ -24,6 +24,7 @@ from ge_core.ops.common import (
     same_dtype,
     shape_error,
 )
+from ge_core.ops.erf32 import erfc_float32
 from ge_core.ops.math import FLOATS, NUMERIC, SIGNED_NUMERIC, check_dtype, float_kernel, unary_infer
 from ge_core.ops.registry import Category, KernelFn, OpDef, Operand, VectorClass
 
@@ -86,6 +87,8 @@ def _gelu(node: Node, x: np.ndarray) -> np.ndarray:
     if node.attr("approximate", "none") == "tanh":
         inner = math.sqrt(2.0 / math.pi) * (x + 0.044715 * x * x * x)
         return 0.5 * x * (1.0 + np.tanh(inner))
+    if x.dtype == np.float32:  # 1 + erf(u) = erfc(-u) in float32 (erf32.py): 20x faster, no cancellation
+        return np.float32(0.5) * x * erfc_float32(x * np.float32(-1.0 / math.sqrt(2.0)))
     return 0.5 * x * (1.0 + erf(x / math.sqrt(2.0)))
 
 
