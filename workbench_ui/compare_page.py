@@ -14,7 +14,14 @@ import streamlit as st
 
 from ge_core import PRECISION_MODES, CompileConfig, pass_names, profile_names
 from ge_core.errors import GEError
-from ge_core.viz import STRATEGY_CHOICES, Comparison, ComparisonSpec, fusion_group_overlay, run_spec
+from ge_core.viz import (
+    STRATEGY_CHOICES,
+    Comparison,
+    ComparisonSpec,
+    format_bytes,
+    fusion_group_overlay,
+    run_spec,
+)
 from workbench_ui import address
 from workbench_ui.analysis import BEST_SAMPLE, memo, select_node, table
 from workbench_ui.analysis_canvas import PaneSpec, show_graphs
@@ -32,6 +39,9 @@ METRIC_COLUMNS = ["config", "status", "opt_level", "hardware", "precision_mode",
                   "nodes_delta", "kernels", "kernels_delta", "arena_bytes", "arena_bytes_delta", "theory_min_bytes",
                   "simulated_us", "simulated_us_delta", "compile_seconds", "max_rel_error", "max_rel_error_delta",
                   "error"]
+
+GLANCE = {"nodes": "nodes", "kernels": "kernels", "arena_bytes": "arena bytes", "theory_min_bytes": "lower bound bytes",
+          "simulated_us": "simulated µs", "compile_seconds": "compile s", "max_rel_error": "max rel. error vs O0"}
 
 COMPARE_INTRO = (
     "**What am I looking at?** The model in the sidebar compiled under two to four configurations (opt "
@@ -86,7 +96,9 @@ def on_screen(title: str, metrics: pd.DataFrame) -> str:
     first, last = ok.iloc[0], ok.iloc[-1]
     parts = [f"{int(last['kernels'])} kernels against {int(first['kernels'])}"]
     if pd.notna(first["arena_bytes"]) and pd.notna(last["arena_bytes"]):
-        parts.append(f"an arena of {int(last['arena_bytes']):,} bytes against {int(first['arena_bytes']):,}")
+        arena, bound = (format_bytes(int(last[c])) for c in ("arena_bytes", "theory_min_bytes"))
+        parts.append(f"an arena of {arena} against {format_bytes(int(first['arena_bytes']))} (lower bound {bound} "
+                     f"against {format_bytes(int(first['theory_min_bytes']))})")
     if pd.notna(first["simulated_us"]) and pd.notna(last["simulated_us"]):
         parts.append(f"{float(last['simulated_us']):,.1f} µs against {float(first['simulated_us']):,.1f} µs "
                      f"({(float(last['simulated_us']) / float(first['simulated_us']) - 1):+.0%})")
@@ -120,9 +132,10 @@ def show_editor(config: WorkbenchConfig, spec: ComparisonSpec) -> ComparisonSpec
     for _, c in spec.configs:
         if c.hardware and c.hardware not in targets:
             targets.append(c.hardware)
+    count = st.slider("Configurations", 2, MAX_CONFIGS, value=min(max(len(spec.configs), 2), MAX_CONFIGS),
+                      key=f"ge_compare_count:{tag}")
     with st.form(f"ge_compare_form:{tag}"):
-        count = st.slider("Configurations", 2, MAX_CONFIGS, value=min(max(len(spec.configs), 2), MAX_CONFIGS))
-        columns = st.columns(MAX_CONFIGS)
+        columns = st.columns(count)
         chosen: list[tuple[str, CompileConfig]] = []
         for i, column in enumerate(columns):
             name, base = spec.configs[i] if i < len(spec.configs) else (f"config {i + 1}", spec.configs[-1][1])
@@ -131,7 +144,7 @@ def show_editor(config: WorkbenchConfig, spec: ComparisonSpec) -> ComparisonSpec
         pressed = st.form_submit_button("Compare", type="primary")
     if not pressed:
         return spec
-    picked = chosen[:count]
+    picked = chosen
     names = [n for n, _ in picked]
     if len(set(names)) != len(names) or not all(n.strip() for n in names):
         st.error("Give each configuration a name of its own.", icon=":material/error:")
@@ -169,7 +182,9 @@ def show_metrics(metrics: pd.DataFrame) -> None:
     for _, row in metrics[metrics["status"] != "ok"].iterrows():
         st.error(f"{code_span(str(row['config']))} did not compile: {md_escape(str(row['error']))}",
                  icon=":material/error:")
+    table(at_a_glance(metrics), "ge_compare_glance")
     shown = [c for c in METRIC_COLUMNS if c in metrics]
+    st.caption("Every column, one row per configuration:")
     table(metrics[shown], "ge_compare_metrics", wide=("error",),
           config={c: st.column_config.NumberColumn(format="%+.6g") for c in shown if c.endswith("_delta")})
     cols = st.columns(3)
@@ -177,6 +192,27 @@ def show_metrics(metrics: pd.DataFrame) -> None:
                                               ("simulated_us", "simulated µs")), strict=True):
         if metrics[metric].notna().any():
             column.altair_chart(delta_chart(metrics, metric, title))
+
+
+def at_a_glance(metrics: pd.DataFrame) -> pd.DataFrame:
+    """One row per metric, a column per configuration and one per delta against the first."""
+    rows = []
+    for metric, title in GLANCE.items():
+        row: dict[str, object] = {"metric": title}
+        for i, entry in metrics.iterrows():
+            row[str(entry["config"])] = _text(entry[metric])
+            if i != metrics.index[0]:
+                row[f"{entry['config']} Δ"] = _text(entry[f"{metric}_delta"], signed=True)
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _text(value: object, signed: bool = False) -> str:
+    if value is None or (isinstance(value, float) and value != value):
+        return ""
+    number = float(value)  # type: ignore[arg-type]
+    text = f"{number:+,.6g}" if signed else f"{number:,.6g}"
+    return text
 
 
 def show_graphs_side_by_side(choice: ModelChoice, comparison: Comparison) -> None:

@@ -128,8 +128,9 @@ def pick_precision(default: str) -> str:
     wanted = address_option(PRECISION, modes, default, "precision mode")
     if "ge_profile_precision" not in st.session_state:
         st.session_state["ge_profile_precision"] = wanted
-    picked = st.selectbox("Precision mode (ATC's --precision_mode)", modes, key="ge_profile_precision",
-                          help="How the NPU rounds: fp16 modes run the cube in fp16 (faster, less exact).")
+    picked = st.columns([1, 2])[0].selectbox(
+        "Precision mode (ATC's --precision_mode)", modes, key="ge_profile_precision",
+        help="How the NPU rounds: fp16 modes run the cube in fp16 (faster, less exact).")
     if picked == default:
         st.query_params.pop(PRECISION, None)
     else:
@@ -153,7 +154,8 @@ def show_headline(summary: dict[str, Any]) -> None:
 
 
 def _columns() -> dict[str, object]:
-    return {"share": st.column_config.ProgressColumn("share", format="percent", min_value=0.0, max_value=1.0),
+    return {"node": st.column_config.TextColumn("node", width="medium"),
+            "share": st.column_config.ProgressColumn("share", format="percent", min_value=0.0, max_value=1.0),
             "cumulative_share": st.column_config.NumberColumn("cumulative", format="percent"),
             "attained_flops": st.column_config.NumberColumn("attained FLOP/s", format="%.3e"),
             "intensity": st.column_config.NumberColumn("FLOP/byte", format="%.3g"),

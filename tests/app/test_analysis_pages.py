@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -54,6 +55,11 @@ def texts(at: AppTest) -> str:
 def metric(at: AppTest, label: str) -> str:
     (found,) = [m.value for m in at.metric if m.label == label]
     return str(found)
+
+
+def frame_with(at: AppTest, column: str) -> pd.DataFrame:
+    """The first table on the page with `column`."""
+    return next(d.value for d in at.dataframe if column in d.value.columns)
 
 
 def plain(text: str) -> str:
@@ -202,11 +208,13 @@ def test_an_uploaded_profile_is_checked_field_by_field() -> None:
 def test_compare_shows_o1_against_o3_with_the_compiles_numbers() -> None:
     at = open_page(COMPARE)
     assert not at.exception and not at.error
-    metrics = at.dataframe[0].value
+    metrics = frame_with(at, "kernels_delta")
     assert list(metrics["config"]) == ["O1", "O3"]
     for level, kernels in zip(("O1", "O3"), metrics["kernels"], strict=True):
         assert kernels == compiled_as_the_page(hardware="ascend910", opt_level=level).plan.kernels
     assert metrics["kernels_delta"].iloc[1] == metrics["kernels"].iloc[1] - metrics["kernels"].iloc[0]
+    glance = frame_with(at, "metric").set_index("metric")
+    assert glance.at["kernels", "O3 Δ"] == f"{metrics['kernels_delta'].iloc[1]:+,.6g}"
 
 
 def test_a_comparison_in_the_address_is_the_one_shown() -> None:
@@ -214,10 +222,10 @@ def test_a_comparison_in_the_address_is_the_one_shown() -> None:
                                                          ("fused", CompileConfig(opt_level="O3"))])
     at = open_page(COMPARE, cmp=spec.to_address())
     assert not at.exception
-    assert list(at.dataframe[0].value["config"]) == ["plain", "fused"]
+    assert list(frame_with(at, "kernels_delta")["config"]) == ["plain", "fused"]
     broken = open_page(COMPARE, cmp="not-a-comparison")
     assert not broken.exception and any("cannot be read" in e.value for e in broken.error)
-    assert list(broken.dataframe[0].value["config"]) == ["O1", "O3"]
+    assert list(frame_with(broken, "kernels_delta")["config"]) == ["O1", "O3"]
 
 
 def test_bert_on_profile_and_compare() -> None:
@@ -225,3 +233,19 @@ def test_bert_on_profile_and_compare() -> None:
         at = open_page(path, sample="bert_encoder_torch")
         assert not at.exception and not at.error, path
         assert len(at.dataframe) >= 2
+
+
+def test_a_third_configuration_added_in_the_editor_is_compared_and_lands_in_the_address() -> None:
+    at = open_page(COMPARE)
+    at.slider[0].set_value(3).run()
+    (name,) = [t for t in at.text_input if t.key.startswith("ge_cmp_name_2")]
+    name.set_value("no fusion")
+    (off,) = [m for m in at.multiselect if m.key.startswith("ge_cmp_off_2")]
+    off.set_value(["UbFusionPass", "ConvActivationFusionPass"])
+    at.form_submit_button[0].click().run()
+    assert not at.exception and not at.error
+    metrics = frame_with(at, "kernels_delta")
+    assert list(metrics["config"]) == ["O1", "O3", "no fusion"]
+    assert metrics["kernels"].iloc[2] > metrics["kernels"].iloc[1]  # nothing fused: more kernels than O3
+    spec = ComparisonSpec.from_address(str(at.query_params["cmp"]))
+    assert [n for n, _ in spec.configs] == ["O1", "O3", "no fusion"]

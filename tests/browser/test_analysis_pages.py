@@ -38,7 +38,7 @@ SHOT_VIEWPORT = {"width": 1400, "height": 2200}
 # What each README screenshot must show (the four questions on densenet121 at O3 for ascend910).
 ANSWERS = {
     "Fusion": "the first refusal reads",
-    "Memory": "above the lower bound",
+    "Memory": "tensors are alive at the peak",
     "Profile": "The slowest op is",
     "Compare": "kernels against",
 }
