@@ -23,6 +23,7 @@ from ge_core.viz import (
     profile_table,
 )
 from tests.app.apptest import APP, canvas, click_canvas, overlay, pane_nodes
+from tests.app.models import tiny_model
 from workbench_ui.analysis import PAGE_ROWS
 from workbench_ui.hardware_picker import HARDWARE_KEY, HARDWARE_PARAM, store_profile, upload_problems
 from workbench_ui.model_picker import SAMPLE_KEY
@@ -249,3 +250,14 @@ def test_a_third_configuration_added_in_the_editor_is_compared_and_lands_in_the_
     assert metrics["kernels"].iloc[2] > metrics["kernels"].iloc[1]  # nothing fused: more kernels than O3
     spec = ComparisonSpec.from_address(str(at.query_params["cmp"]))
     assert [n for n, _ in spec.configs] == ["O1", "O3", "no fusion"]
+
+
+def test_every_page_works_on_an_uploaded_model() -> None:
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    at.sidebar.radio[0].set_value("Upload").run()
+    at.sidebar.file_uploader[0].set_value(("tiny.onnx", tiny_model(), "application/octet-stream")).run()
+    for path in PAGES:
+        at.switch_page(path).run()
+        assert not at.exception and not at.error, path
+        assert "tiny.onnx" in plain(at.subheader[0].value), path
+    assert set(frame_with(at, "kernels_delta")["status"]) == {"ok"}  # Compare ran on the upload's bytes
