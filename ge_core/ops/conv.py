@@ -5,7 +5,8 @@ of the padded input into a column buffer (N, C, k1..kn, out1..outn), which resha
 (N, group, C/group * K, L) for the matmul. The buffer is built a slab of output rows at a time when it
 would exceed IM2COL_BUDGET_BYTES. Depthwise convs (one input channel per group) skip the grouped im2col:
 1-D/2-D ones take contiguous-row columns and a per-channel matmul (conv_depthwise.py), others accumulate
-the K shifted views. ConvTranspose is the adjoint: a matmul gives every
+the K shifted views. 2-D stride-1 convs with few output channels run one GEMM per tap instead of im2col
+(conv_taps.py). ConvTranspose is the adjoint: a matmul gives every
 (output channel, tap, input pixel) contribution, and a loop over taps scatters them with strided adds.
 """
 
@@ -29,6 +30,7 @@ from ge_core.ops.common import (
     shape_error,
 )
 from ge_core.ops.conv_depthwise import depthwise2d_or_1d
+from ge_core.ops.conv_taps import tap_gemm_conv, use_tap_gemm
 from ge_core.ops.kernel_memo import memoized
 from ge_core.ops.registry import Category, Cost, NpuLayout, OpDef, Operand
 from ge_core.ops.spatial import (
@@ -156,6 +158,8 @@ def conv_forward(x: np.ndarray, w: np.ndarray, group: int, win: Window) -> np.nd
             not any(win.pads_begin) and not any(win.pads_end):
         return _gemm(x.reshape(x.shape[0], group, -1, math.prod(x.shape[2:])), w, group, win.out)
     xp = pad_input(x, win, 0)
+    if use_tap_gemm(x, w, group, win):  # few output channels: no column buffer (conv_taps.py)
+        return tap_gemm_conv(xp, w, win)
     row_bytes = xp.shape[0] * xp.shape[1] * math.prod(win.kernel) * math.prod(win.out[1:]) * xp.itemsize
     rows = max(1, IM2COL_BUDGET_BYTES // max(row_bytes, 1))
     if rows >= win.out[0]:
