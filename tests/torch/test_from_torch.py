@@ -21,6 +21,29 @@ def test_a_sample_runs_like_eager(name: str) -> None:
     assert_close(run_graph(graph, inputs), eager(module, inputs))
 
 
+class Recurrent(torch.nn.Module):
+    def __init__(self, cell: type[torch.nn.Module], **options: object) -> None:
+        super().__init__()
+        self.rnn = cell(8, 12, **options)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        output, state = self.rnn(x)
+        return (output, *state) if isinstance(state, tuple) else (output, state)
+
+
+@pytest.mark.parametrize(("cell", "options"), [
+    (torch.nn.LSTM, {"num_layers": 2, "bidirectional": True}),
+    (torch.nn.GRU, {"batch_first": True, "bias": False, "num_layers": 2}),
+], ids=["lstm-2-layers-bidirectional", "gru-batch-first-no-bias"])
+def test_recurrent_layers_stay_one_op_per_layer_with_their_final_states(cell: type, options: dict) -> None:
+    torch.manual_seed(6)
+    module = Recurrent(cell, **options).eval()
+    x = torch.randn(2, 5, 8)
+    graph = ge_core.from_torch(module, (x,))
+    assert sum(n.op_type == cell.__name__ for n in graph.nodes) == 2  # one per layer, not unrolled
+    assert_close(run_graph(graph, [x]), eager(module, [x]))  # output, h_n (and c_n)
+
+
 def test_compiled_at_o3_it_still_matches_eager() -> None:
     module, inputs, graph = converted("cnn")
     compiled = ge_core.compile(graph, ge_core.CompileConfig(opt_level="O3"))

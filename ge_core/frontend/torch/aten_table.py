@@ -1,7 +1,7 @@
 """The ATen op table: one row per ATen overload, like the ONNX op table of ge_core/ops.
 
 A row is a function (Emitter, FX node) -> the GE tensor(s) of the node's result; the rows live by kind in
-aten_math.py, aten_shape.py and aten_nn.py. IGNORED_OPS produce nothing GE runs: runtime assertions
+aten_math.py, aten_shape.py, aten_nn.py and aten_rnn.py. IGNORED_OPS produce nothing GE runs: runtime assertions
 torch.export adds on symbolic sizes (GE checks shapes when it runs) and metadata checks.
 """
 
@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from ge_core.frontend.torch.aten_math import MATH_ROWS, Row
 from ge_core.frontend.torch.aten_nn import NN_ROWS
+from ge_core.frontend.torch.aten_rnn import RNN_ROWS
 from ge_core.frontend.torch.aten_shape import SHAPE_ROWS
 
-ATEN_TABLE: dict[str, Row] = {**MATH_ROWS, **SHAPE_ROWS, **NN_ROWS}
+ATEN_TABLE: dict[str, Row] = {**MATH_ROWS, **SHAPE_ROWS, **NN_ROWS, **RNN_ROWS}
 
 IGNORED_OPS: frozenset[str] = frozenset({
     "aten._assert_scalar.default", "aten._assert_tensor_metadata.default", "aten.sym_constrain_range.default",

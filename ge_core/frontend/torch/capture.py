@@ -1,9 +1,10 @@
 """Capture: torch.export, then the decomposition to core ATen that keeps GE's one-op layers whole.
 
 torch.export traces the module into an ExportedProgram (inference: eval mode, no autograd). The
-decomposition runs PyTorch's default table minus KEPT_OPS (aten_nn.py says why each is kept). What
-torch.export refuses comes back as an ExportError in plain words: data-dependent control flow (an `if`
-on a tensor's value) says to use `torch.cond` or a static path, with the line of the model that did it.
+decomposition runs PyTorch's default table minus KEPT_OPS (aten_nn.py and aten_rnn.py say why each is
+kept). What torch.export refuses comes back as an ExportError in plain words: data-dependent control flow
+(an `if` on a tensor's value) says to use `torch.cond` or a static path, with the line of the model that
+did it.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from ge_core.frontend.torch.emit import DynamicShapes
 KEPT_OPS: tuple[str, ...] = (
     "linear.default", "layer_norm.default", "group_norm.default", "batch_norm.default",
     "scaled_dot_product_attention.default", "gelu.default", "softmax.int", "log_softmax.int",
-    "conv1d.default", "conv2d.default", "conv3d.default",
+    "conv1d.default", "conv2d.default", "conv3d.default", "lstm.input", "gru.input",
 )
 
 
