@@ -28,8 +28,9 @@ NUMBERS = ["nodes", "kernels", "arena_bytes", "theory_min_bytes", "simulated_us"
 
 @pytest.fixture(scope="module")
 def scheduler() -> Iterator[str]:
+    # Threads in this process: no memory limit, which would count the whole test process and pause the workers.
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None,
-                      memory_limit="1GiB") as cluster:
+                      memory_limit=0) as cluster:
         yield cluster.scheduler_address
 
 
