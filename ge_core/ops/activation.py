@@ -109,7 +109,17 @@ def _celu(node: Node, x: np.ndarray) -> np.ndarray:
 
 
 def _hard_sigmoid(node: Node, x: np.ndarray) -> np.ndarray:
-    return np.clip(_attr(node, "alpha", 0.2) * x + _attr(node, "beta", 0.5), 0, 1)
+    y = _attr(node, "alpha", 0.2) * x  # then in place: one allocation instead of three
+    y += _attr(node, "beta", 0.5)
+    return np.clip(y, 0, 1, out=y)
+
+
+def _hard_swish(x: np.ndarray) -> np.ndarray:
+    y = x / 6  # then in place: one allocation instead of four
+    y += 0.5
+    np.clip(y, 0, 1, out=y)
+    y *= x
+    return y
 
 
 def _unary(fn: Callable[[np.ndarray], np.ndarray]) -> KernelFn:
@@ -196,7 +206,7 @@ OPS: list[OpDef] = [
     OpDef("HardSigmoid", Category.ELEMENTWISE, _FLOAT, float_kernel(_hard_sigmoid), elementwise_cost(4),
           activation=True),
     # x * clamp(x / 6 + 1/2, 0, 1)
-    OpDef("HardSwish", Category.ELEMENTWISE, _FLOAT, _unary(lambda x: x * np.clip(x / 6 + 0.5, 0, 1)),
+    OpDef("HardSwish", Category.ELEMENTWISE, _FLOAT, _unary(_hard_swish),
           elementwise_cost(5), activation=True, vector_class=VectorClass.TRANSCENDENTAL),
     # clamp(x, min, max); bounds are attributes before opset 11, optional inputs since
     OpDef("Clip", Category.ELEMENTWISE, _clip_infer, _clip, elementwise_cost(2), activation=True),

@@ -217,9 +217,11 @@ def _softmax(node: Node, inputs: list[np.ndarray | None]) -> list[np.ndarray]:
         data = x
     xf = widened(data)  # float16/bfloat16 in float32
     shifted = xf - np.max(xf, axis=axis, keepdims=True)
-    exp = np.exp(shifted)
-    total = np.sum(exp, axis=axis, keepdims=True)
-    out = shifted - np.log(total) if node.op_type == "LogSoftmax" else exp / total
+    if node.op_type == "LogSoftmax":
+        out = shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))
+    else:  # in place on the one new array: exp, then the division
+        out = np.exp(shifted, out=shifted)
+        out /= np.sum(out, axis=axis, keepdims=True)
     return [out.reshape(x.shape).astype(x.dtype, copy=False)]
 
 
