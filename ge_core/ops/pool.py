@@ -93,15 +93,18 @@ def _max_pool(node: Node, inputs: list[np.ndarray | None]) -> list[np.ndarray]:
 
 
 def _reduce_taps(xp: np.ndarray, win: Window, fn: np.ufunc) -> np.ndarray:
-    acc: np.ndarray | None = None
-    for offset in win.positions():
-        view = xp[win.taps(offset)]
-        if acc is None:
-            acc = view.copy()
-        else:
-            fn(acc, view, out=acc)
-    assert acc is not None
-    return acc
+    """fn over every window of the padded input, one spatial axis at a time: a box's max or sum is the
+    max or sum along each axis in turn, (k1 - 1) + (k2 - 1) + ... ufunc calls instead of k1 * k2 * ... - 1."""
+    acc = xp
+    for axis, (k, d, s, o) in enumerate(zip(win.kernel, win.dilations, win.strides, win.out, strict=True)):
+        def tap(i: int, axis: int = axis, d: int = d, s: int = s, o: int = o) -> tuple[slice, ...]:
+            return (slice(None),) * (2 + axis) + (slice(i * d, i * d + (o - 1) * s + 1, s),)
+
+        reduced = acc[tap(0)].copy()
+        for i in range(1, k):
+            fn(reduced, acc[tap(i)], out=reduced)
+        acc = reduced
+    return acc if acc is not xp else xp.copy()
 
 
 def _max_with_indices(x: np.ndarray, xp: np.ndarray, win: Window, storage_order: int
