@@ -113,7 +113,7 @@ def show_memory_page(config: WorkbenchConfig) -> None:
     show_headline(view, compiled)
     node = selected_node(compiled.graph)
     index = step_index(view.plan)
-    show_timeline(compiled, view, memory, index.step_of.get(node))
+    show_timeline(key, compiled, view, memory, index.step_of.get(node))
     show_planner(view, index.tensors_of(node) if node else [])
     st.markdown("#### Alive at the peak")
     table(view.peak, "ge_memory_peak", config={"share": st.column_config.ProgressColumn(
@@ -165,7 +165,8 @@ def show_headline(view: MemoryView, compiled: CompiledModel) -> None:
                    f"{format_bytes(totals['peak_device_bytes'])} on the device.")
 
 
-def show_timeline(compiled: CompiledModel, view: MemoryView, memory: MemoryConfig, step: int | None) -> None:
+def show_timeline(key: ConfigKey, compiled: CompiledModel, view: MemoryView, memory: MemoryConfig,
+                  step: int | None) -> None:
     st.markdown("#### Live bytes per execution step")
     arenas = strategy_arenas(view.plan)
     keys = list(arenas["key"])
@@ -173,7 +174,7 @@ def show_timeline(compiled: CompiledModel, view: MemoryView, memory: MemoryConfi
                            if view.plan.strategy in keys else [], key="ge_memory_lines",
                            help="The highest arena byte in use at each step, as each strategy places the tensors: "
                                 "it ends at that strategy's arena.")
-    lines = memo((compiled.config.key(), "strategy lines", _memory_key(memory), tuple(shown)),
+    lines = memo((key, "strategy lines", _memory_key(memory), tuple(shown)),
                  lambda: strategy_timelines(compiled, shown, memory)) if shown else pd.DataFrame()
     no_reuse = st.toggle("Draw the no-reuse line too", key="ge_memory_no_reuse_line",
                          help="Usually far above the rest: drawn, it squashes the live bytes to the bottom.")
