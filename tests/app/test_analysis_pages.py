@@ -5,9 +5,11 @@ travels in the sidebar and the address, and an unknown option in the address say
 from __future__ import annotations
 
 import json
+from types import SimpleNamespace
 
 import pandas as pd
 import pytest
+import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 import ge_core
@@ -24,7 +26,8 @@ from ge_core.viz import (
 )
 from tests.app.apptest import APP, canvas, click_canvas, overlay, pane_nodes
 from tests.app.models import tiny_model
-from workbench_ui.analysis import PAGE_ROWS
+from workbench_ui.analysis import PAGE_ROWS, chart_pick
+from workbench_ui.charts import PICK
 from workbench_ui.hardware_picker import HARDWARE_KEY, HARDWARE_PARAM, store_profile, upload_problems
 from workbench_ui.model_picker import SAMPLE_KEY
 
@@ -261,3 +264,14 @@ def test_every_page_works_on_an_uploaded_model() -> None:
         assert not at.exception and not at.error, path
         assert "tiny.onnx" in plain(at.subheader[0].value), path
     assert set(frame_with(at, "kernels_delta")["status"]) == {"ok"}  # Compare ran on the upload's bytes
+
+
+def test_a_click_on_a_chart_mark_selects_its_node(monkeypatch: pytest.MonkeyPatch) -> None:
+    """st.altair_chart's selection state, as Streamlit hands it to the on_select callback."""
+    picked: list[str] = []
+    state = {"chart": SimpleNamespace(selection={PICK: [{"node": "conv1", "step": 3}]}),
+             "empty": SimpleNamespace(selection={PICK: []})}
+    monkeypatch.setattr(st, "session_state", state)
+    chart_pick("chart", PICK, "node", picked.append)()
+    chart_pick("empty", PICK, "node", picked.append)()  # a click beside every mark selects nothing
+    assert picked == ["conv1"]
