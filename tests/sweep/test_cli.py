@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,8 +13,6 @@ from distributed import LocalCluster
 import ge_core.sweep.runner as runner
 from ge_core.cli.main import main
 from ge_core.sweep import load_results
-
-REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
@@ -79,12 +76,13 @@ def test_an_unreachable_scheduler_is_named(tmp_path: Path, capsys: pytest.Captur
     assert not (tmp_path / "r.csv").exists()  # no task ran: no results file is made
 
 
-def test_the_command_starts_a_local_cluster_with_its_dashboard(tmp_path: Path) -> None:
+def test_the_command_starts_a_local_cluster_with_its_dashboard(tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "results.parquet"
-    done = subprocess.run([sys.executable, "-m", "ge_core", "sweep", "sample:mlp", "--configs", "O3", "--hardware",
-                           "ascend310", "--workers", "1", "--out", str(out)], cwd=REPO, capture_output=True,
-                          text=True, timeout=300)
-    assert done.returncode == 0, done.stderr
-    assert "local Dask cluster, 1 worker(s), dashboard http://" in done.stderr and "1/1" in done.stderr
+    assert main(["sweep", "sample:mlp", "--configs", "O3", "--hardware", "ascend310", "--workers", "1",
+                 "--out", str(out)]) == 0
+    progress = capsys.readouterr().err
+    assert "local Dask cluster, 1 worker(s), dashboard http://" in progress and "1/1" in progress
     rows = load_results(out)
     assert list(rows["status"]) == ["ok"] and list(rows["hardware"]) == ["ascend310"]
+    assert rows.loc[0, "worker"].rpartition(":")[2] != str(os.getpid())  # run by the cluster's worker process
