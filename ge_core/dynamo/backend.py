@@ -25,7 +25,7 @@ from torch.utils import _pytree as pytree
 
 from ge_core.compiler import CompiledModel, compile
 from ge_core.config import CompileConfig
-from ge_core.dynamo.dynamo_events import DynamoEvents
+from ge_core.dynamo.dynamo_events import EVENTS, merge
 from ge_core.dynamo.stats import LOCK, CallRecord, CompileEvent, current_stats
 from ge_core.errors import GEError
 from ge_core.frontend.torch.capture import capture
@@ -50,8 +50,8 @@ class TorchBackend:
             stats = current_stats()
             index = stats.graphs
             stats.graphs += 1
-            events = _EVENTS.read()
-            stats.graph_breaks += events.graph_breaks
+            events = EVENTS.read()
+        merge(events, stats)
         trigger = ("Dynamo recompiled: " + "; ".join(events.guard_failures)) if events.guard_failures else "first call"
         return _GraphRunner(self, gm, index, trigger)
 
@@ -60,9 +60,6 @@ def torch_backend(config: CompileConfig | None = None, *, simulate: bool = False
                   cache: CompileCache | None = None) -> TorchBackend:
     """A backend for torch.compile(model, backend=...): ge_core compiles each graph Dynamo captures."""
     return TorchBackend(config or CompileConfig(), simulate, cache)
-
-
-_EVENTS = DynamoEvents()
 
 
 class _GraphRunner:

@@ -7,6 +7,7 @@ words (torch._dynamo.utils.counters["graph_break"] and guard_failures), read as 
 
 from __future__ import annotations
 
+import sys
 import threading
 from dataclasses import dataclass, field
 
@@ -33,6 +34,7 @@ class CallRecord:
 @dataclass
 class TorchStats:
     graph_breaks: list[str] = field(default_factory=list)  # Dynamo's reasons, one per break
+    eager_frames: list[str] = field(default_factory=list)  # frames Dynamo ran eagerly, never reaching ge_core
     graphs: int = 0  # FX graphs Dynamo handed to the backend
     compiles: list[CompileEvent] = field(default_factory=list)
     calls: list[CallRecord] = field(default_factory=list)
@@ -46,6 +48,7 @@ class TorchStats:
         lines = [f"{self.graphs} graph(s) from Dynamo, {len(self.graph_breaks)} graph break(s), "
                  f"{len(self.compiles)} compile(s), {len(self.calls)} call(s)"]
         lines += [f"  graph break: {reason}" for reason in self.graph_breaks]
+        lines += [f"  ran eagerly (Dynamo gave up on the frame): {reason}" for reason in self.eager_frames]
         for c in self.compiles:
             shapes = ", ".join("[" + ",".join(map(str, s)) + "]" for s in c.input_shapes)
             kind = "dynamic " if c.dynamic else ""
@@ -67,8 +70,13 @@ def current_stats() -> TorchStats:
 
 
 def torch_stats(reset: bool = False) -> TorchStats:
-    """What the torch.compile backend has done so far in this process; `reset=True` starts over."""
+    """What the torch.compile backend has done so far in this process (Dynamo's news read first: a frame
+    it ran eagerly never calls the backend); `reset=True` starts over."""
     global _STATS
+    if "torch._dynamo" in sys.modules:  # else nothing was compiled, and torch stays unimported
+        from ge_core.dynamo.dynamo_events import EVENTS, merge
+
+        merge(EVENTS.read(), _STATS)
     with LOCK:
         current = _STATS
         if reset:

@@ -112,3 +112,20 @@ def test_weights_are_constants_and_changing_one_compiles_again() -> None:
     assert_close([t.numpy() for t in _call(compiled, x)], eager(module, [x]))
     stats = ge_core.torch_stats()
     assert len(stats.compiles) == 2 and "a weight changed" in stats.compiles[1].trigger
+
+
+def test_a_frame_dynamo_runs_eagerly_is_recorded_and_allow_rnn_brings_the_lstm_to_ge() -> None:
+    from tests.torch.models import lstm_tagger
+
+    module, (ids,) = lstm_tagger()
+    _call(torch.compile(module, backend=ge_core.torch_backend()), ids)
+    stats = ge_core.torch_stats(reset=True)
+    assert stats.compiles == [] and len(stats.eager_frames) == 1
+    assert "LSTM" in stats.eager_frames[0] and "allow_rnn=True" in stats.eager_frames[0]
+
+    torch._dynamo.reset()
+    with torch._dynamo.config.patch(allow_rnn=True):
+        compiled = torch.compile(module, backend=ge_core.torch_backend())
+        assert_close([t.numpy() for t in _call(compiled, ids)], eager(module, [ids]))
+    stats = ge_core.torch_stats()
+    assert len(stats.compiles) == 1 and stats.compiles[0].kernels <= 6  # the LSTM is one kernel, not unrolled

@@ -1,0 +1,66 @@
+"""PyTorch through ge_core: capture + compile time, torch.compile's first and warm calls, against eager.
+
+    python bench/bench_torch.py [--repeat 20] [--samples mlp,cnn,transformer,lstm,gru]
+
+Per sample (tests/torch/models.py, seeded random weights): `from_torch` (torch.export + the ATen table)
+and `ge_core.compile` at O3, each timed once; then `torch.compile(model, backend=ge_core.torch_backend())`:
+the first call (Dynamo's capture, the export, the GE compile, the run) and the median of warm calls, and
+eager PyTorch's median on the same inputs, all under no_grad in one process. The interpreter runs a graph
+node by node in numpy, so warm calls are slower than eager on small models: the table shows where the
+time goes, not a race. Absolute times on this shared machine are not to be trusted; the first-call /
+warm-call gap is the point.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import torch
+
+import ge_core
+from bench.timing import median_seconds
+from tests.torch.models import SAMPLES
+
+
+def row(name: str, repeat: int) -> str:
+    module, inputs = SAMPLES[name]()
+    start = time.perf_counter()
+    graph = ge_core.from_torch(module, inputs)
+    capture = time.perf_counter() - start
+    start = time.perf_counter()
+    compiled = ge_core.compile(graph, ge_core.CompileConfig(opt_level="O3"))
+    compile_seconds = time.perf_counter() - start
+    torch._dynamo.reset()
+    ge_core.torch_stats(reset=True)
+    fast = torch.compile(module, backend=ge_core.torch_backend())
+    with torch.no_grad():
+        start = time.perf_counter()
+        fast(*inputs)
+        first = time.perf_counter() - start
+        warm = median_seconds(lambda: fast(*inputs), repeat)
+        eager = median_seconds(lambda: module(*inputs), repeat)
+    stats = ge_core.torch_stats()
+    return (f"| {name} | {len(graph.nodes)} | {compiled.plan.kernels} | {capture * 1e3:.0f} | "
+            f"{compile_seconds * 1e3:.0f} | {len(stats.compiles)} | {first * 1e3:.0f} | {warm * 1e3:.2f} | "
+            f"{eager * 1e3:.2f} |")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repeat", type=int, default=20)
+    parser.add_argument("--samples", default=",".join(SAMPLES))
+    args = parser.parse_args(argv)
+    print("| sample | GE nodes | O3 kernels | from_torch ms | compile ms | compiles | first call ms | "
+          "warm call ms | eager ms |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for name in args.samples.split(","):
+        print(row(name, args.repeat), flush=True)
+
+
+if __name__ == "__main__":
+    main()
