@@ -196,7 +196,7 @@ def compile(  # shadows the builtin on purpose: the public contract is ge_core.c
         cached = cache if pipeline is None and numeric_feeds is None else None
         key = compile_key(graph_digest(graph), config) if cached is not None else None
         if cached is not None and key is not None:
-            hit = cached.get(key)
+            hit = cached.get(key, source=graph)  # its constants are the caller's: not stored twice
             if hit is not None:
                 return _from_contents(hit, {"hit": True, "key": key, "load_seconds": time.perf_counter() - start})
         steps = compile_steps(config, pipeline)
@@ -217,7 +217,7 @@ def compile(  # shadows the builtin on purpose: the public contract is ge_core.c
     compiled = CompiledModel(graph, input_graph, config, records, plan, time.perf_counter() - start,
                              extra_report=extra, memory=memory)
     if cached is not None and key is not None:
-        cached.put(key, _contents(compiled))
+        cached.put(key, _contents(compiled), source=input_graph)
         compiled.cache = {"hit": False, "key": key, "load_seconds": 0.0}
     return compiled
 

@@ -47,11 +47,24 @@ def graph_to_record(graph: Graph, prefix: str = "g") -> tuple[dict[str, Any], Ar
     return records[prefix], arrays
 
 
-def graphs_to_records(graphs: Mapping[str, Graph]) -> tuple[dict[str, dict[str, Any]], Arrays]:
-    """Several graphs at once, their shared arrays (a graph and its compiled copy's weights) stored once."""
+KNOWN = "known:"  # an array key naming a constant of the `known` graph: not stored, looked up by name
+
+
+def graphs_to_records(graphs: Mapping[str, Graph], known: Graph | None = None
+                      ) -> tuple[dict[str, dict[str, Any]], Arrays]:
+    """Several graphs at once, their shared arrays (a graph and its compiled copy's weights) stored once.
+    Arrays that are constants of `known` (the same objects: graph copies share them) are not returned:
+    the records name them `known:<tensor>`, and `known_arrays(known)` gives them back when reading."""
     store = _Store()
+    for name, value in known.constants.items() if known is not None else ():
+        store.put(KNOWN + name, value)
     records = {prefix: _graph(graph, prefix, store) for prefix, graph in graphs.items()}
-    return records, dict(store)
+    return records, {k: v for k, v in store.items() if not k.startswith(KNOWN)}
+
+
+def known_arrays(known: Graph) -> dict[str, np.ndarray]:
+    """The arrays `graphs_to_records(..., known=known)` left out, under the keys its records use."""
+    return {KNOWN + name: value for name, value in known.constants.items()}
 
 
 def graph_from_record(record: Mapping[str, Any], arrays: Mapping[str, np.ndarray]) -> Graph:
@@ -69,7 +82,10 @@ def graph_digest(graph: Graph) -> str:
     for key in sorted(arrays):
         value = np.ascontiguousarray(arrays[key])
         digest.update(f"{key}:{value.dtype.str}:{value.shape}".encode())
-        digest.update(value.tobytes() if value.dtype.kind not in "OUS" else repr(value.tolist()).encode())
+        if value.dtype.kind in "OUS":
+            digest.update(repr(value.tolist()).encode())
+        else:  # the bytes in place (no copy of a model's weights just to hash them)
+            digest.update(value.reshape(-1).view(np.uint8).data)
     return digest.hexdigest()
 
 

@@ -24,6 +24,7 @@ from pathlib import Path
 from ge_core.config import CompileConfig
 from ge_core.errors import ModelError, UsageError, quote
 from ge_core.hardware import load_profile
+from ge_core.ir.graph import Graph
 from ge_core.offline.gem import FORMAT_VERSION, Contents, read_gem, write_gem
 from ge_core.version import __version__
 
@@ -65,23 +66,24 @@ class CompileCache:
     def path(self, key: str) -> Path:
         return self.folder / f"{key}{SUFFIX}"
 
-    def get(self, key: str) -> Contents | None:
-        """The entry for `key`, or None (missing, or not trustworthy: then it is removed)."""
+    def get(self, key: str, source: Graph | None = None) -> Contents | None:
+        """The entry for `key`, or None (missing, or not trustworthy: then it is removed). `source`: the
+        graph being compiled, as given to `put` (its constants are not stored again)."""
         path = self.path(key)
         if not path.is_file():
             return None
         try:
-            contents = read_gem(path, expect_key=key)
+            contents = read_gem(path, expect_key=key, known=source)
         except ModelError:  # truncated, corrupted, from another version, or not what its name says
             path.unlink(missing_ok=True)
             return None
         os.utime(path)  # least recently used goes first
         return contents
 
-    def put(self, key: str, contents: Contents) -> None:
+    def put(self, key: str, contents: Contents, source: Graph | None = None) -> None:
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
-            write_gem(contents, self.path(key), cache_key=key, snapshots=True)
+            write_gem(contents, self.path(key), cache_key=key, snapshots=True, known=source)
         except OSError as exc:
             raise UsageError(f"cannot write the compile cache in {quote(self.folder)} ({exc.strerror}).",
                              hint="Give a writable --cache-dir, or pass --no-cache.") from None

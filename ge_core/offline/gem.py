@@ -31,8 +31,9 @@ from ge_core.config import CompileConfig
 from ge_core.errors import ModelError, quote
 from ge_core.ir.graph import Graph
 from ge_core.ir.limits import MAX_MODEL_BYTES
-from ge_core.ir.serialize import graph_from_record, graphs_to_records
+from ge_core.ir.serialize import graph_from_record, graphs_to_records, known_arrays
 from ge_core.memory.plan import MemoryPlan, plan_from_json
+from ge_core.offline.stored_npz import StoredMemberError, mapped, read_stored_npz, stored_member
 from ge_core.passes.infra.base import FusionDecision, Stage
 from ge_core.passes.infra.instruments import PassRecord
 from ge_core.runtime.npz import npz_bytes
@@ -59,11 +60,13 @@ class Contents:
 
 
 def write_gem(contents: Contents, path: str | os.PathLike[str], *, cache_key: str | None = None,
-              snapshots: bool = False) -> Path:
+              snapshots: bool = False, known: Graph | None = None) -> Path:
     """Write `contents` to `path` atomically (a temporary file renamed into place). `snapshots` also stores
     the graph after every pass (the compile cache keeps them for the web page's pass stepper); `cache_key`
-    is recorded in the manifest, so a cache entry cannot pass for another."""
-    model, arrays = _model_bytes(contents, snapshots)
+    is recorded in the manifest, so a cache entry cannot pass for another. Constants of `known` are named,
+    not stored (the cache: its key pins the model's content, so the caller's graph holds them); reading
+    such a file needs the same graph."""
+    model, arrays = _model_bytes(contents, snapshots, known)
     manifest = {"format": FORMAT, "format_version": FORMAT_VERSION, "ge_core_version": __version__,
                 "content_sha256": _digest(model, arrays), "cache_key": cache_key}
     target = Path(path)
@@ -76,34 +79,62 @@ def write_gem(contents: Contents, path: str | os.PathLike[str], *, cache_key: st
     return target
 
 
-def read_gem(path: str | os.PathLike[str], *, expect_key: str | None = None) -> Contents:
+def read_gem(path: str | os.PathLike[str], *, expect_key: str | None = None, known: Graph | None = None) -> Contents:
     """What `path` holds; refused cleanly if it is not an offline model this version wrote intact (or, with
-    `expect_key`, not the cache entry of that key)."""
+    `expect_key`, not the cache entry of that key). `known`: the graph it was written with, if any."""
     where = quote(os.fspath(path))
-    try:
-        with zipfile.ZipFile(path) as archive:
+    try:  # one open file for the directory and the mapped bytes: a rename over `path` meanwhile is harmless
+        with open(path, "rb") as file, zipfile.ZipFile(file) as archive:
             manifest = _manifest(archive, where)
-            model, arrays = _members(archive, where)
+            _check_sizes(archive, where)
+            model, info = archive.read(MODEL), archive.getinfo(ARRAYS)
+            if info.compress_type != zipfile.ZIP_STORED:  # written before arrays were stored: the slow way
+                arrays_bytes = archive.read(ARRAYS)
+                _check_digest(manifest, model, arrays_bytes, where, expect_key)
+                arrays = _arrays(arrays_bytes, where)
+            else:
+                with mapped(file) as data:
+                    arrays = _mapped_arrays(data, info, manifest, model, where, expect_key)
     except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
         raise ModelError(f"{where} is not a readable offline model ({type(exc).__name__}: {exc}).",
                          hint=_HINT) from None
+    if known is not None:
+        arrays.update(known_arrays(known))
+    return _contents(json.loads(model), arrays)
+
+
+def _mapped_arrays(data: memoryview, info: zipfile.ZipInfo, manifest: Mapping[str, Any], model: bytes, where: str,
+                   expect_key: str | None) -> dict[str, np.ndarray]:
+    member = stored_member(data, info)
+    try:
+        _check_digest(manifest, model, member, where, expect_key)
+        return read_stored_npz(member)
+    except StoredMemberError as exc:
+        problem = str(exc)
+    finally:
+        member.release()
+    raise ModelError(f"{where}: its arrays cannot be read ({problem}).", hint=_HINT)
+
+
+def _check_digest(manifest: Mapping[str, Any], model: bytes, arrays: bytes | memoryview, where: str,
+                  expect_key: str | None) -> None:
+    """Nothing is parsed before the bytes read are the bytes the manifest's hash names."""
     if manifest.get("content_sha256") != _digest(model, arrays):
         raise ModelError(f"{where} is corrupted: its content does not match the hash in its manifest.", hint=_HINT)
     if expect_key is not None and manifest.get("cache_key") != expect_key:
         raise ModelError(f"{where} is not the cache entry it is named after.", hint=_HINT)
-    return _contents(json.loads(model), _arrays(arrays, where))
 
 
 # -- writing -------------------------------------------------------------------------------------------
 
-def _model_bytes(compiled: Contents, snapshots: bool) -> tuple[bytes, bytes]:
+def _model_bytes(compiled: Contents, snapshots: bool, known: Graph | None) -> tuple[bytes, bytes]:
     kept: dict[int, str] = {}  # snapshot graph id -> its record key (unchanged passes share one snapshot)
     graphs = {"graph": compiled.graph, "input": compiled.input_graph}
     for r in compiled.records if snapshots else ():
         if r.snapshot is not None and id(r.snapshot) not in kept:
             kept[id(r.snapshot)] = f"s{len(kept)}"
             graphs[kept[id(r.snapshot)]] = r.snapshot
-    records, arrays = graphs_to_records(graphs)
+    records, arrays = graphs_to_records(graphs, known)
     model = {"config": compiled.config.to_json(), "graph": records["graph"], "input_graph": records["input"],
              "memory": compiled.memory.to_json() if compiled.memory is not None else None,
              "records": [_record_json(r, kept.get(id(r.snapshot))) for r in compiled.records],
@@ -118,7 +149,7 @@ def _record_json(record: PassRecord, snapshot: str | None) -> dict[str, Any]:
             "report": {k: list(v) for k, v in record.report.items()}, "snapshot": snapshot}
 
 
-def _digest(model: bytes, arrays: bytes) -> str:
+def _digest(model: bytes, arrays: bytes | memoryview) -> str:
     digest = hashlib.sha256(model)
     digest.update(b"\0")
     digest.update(arrays)
@@ -144,12 +175,11 @@ def _manifest(archive: zipfile.ZipFile, where: str) -> dict[str, Any]:
     return manifest
 
 
-def _members(archive: zipfile.ZipFile, where: str) -> tuple[bytes, bytes]:
-    """model.json and arrays.npz, their declared sizes checked before a byte is decompressed."""
+def _check_sizes(archive: zipfile.ZipFile, where: str) -> None:
+    """model.json's and arrays.npz's declared sizes, checked before a byte is decompressed."""
     total = archive.getinfo(MODEL).file_size + archive.getinfo(ARRAYS).file_size
     if total > MAX_MODEL_BYTES:
         raise ModelError(f"{where} unpacks to {total} bytes, over the {MAX_MODEL_BYTES}-byte limit.", hint=_HINT)
-    return archive.read(MODEL), archive.read(ARRAYS)
 
 
 def _arrays(data: bytes, where: str) -> dict[str, np.ndarray]:

@@ -55,7 +55,18 @@ def test_a_corrupted_entry_is_dropped_and_compiled_again(cache: CompileCache) ->
     data[len(data) // 2] ^= 0xFF
     entry.write_bytes(bytes(data))
     again = ge_core.compile(sample_bytes("conv_bn_relu"), cache=cache)
-    assert again.report["cache"]["hit"] is False and cache.get(key) is not None  # rewritten whole
+    assert again.report["cache"]["hit"] is False and cache.path(key).is_file()  # rewritten whole
+    assert ge_core.compile(sample_bytes("conv_bn_relu"), cache=cache).report["cache"]["hit"] is True
+
+
+def test_an_entry_holds_the_compiled_weights_not_the_models_again(cache: CompileCache) -> None:
+    """The caller's graph holds the model's own constants (the key pins its content): the entry names them."""
+    graph = ge_core.load_onnx(sample_bytes("resnet50"))
+    weights = sum(a.nbytes for a in graph.constants.values())
+    key = ge_core.compile(graph, cache=cache).report["cache"]["key"]
+    assert cache.path(key).stat().st_size < 1.5 * weights  # the folded weights, once; not the originals too
+    assert cache.get(key, source=graph) is not None
+    assert cache.get(key) is None  # without the model it cannot be read (and is not trusted)
 
 
 def test_an_entry_under_another_key_is_not_trusted(cache: CompileCache) -> None:
@@ -82,6 +93,6 @@ def test_two_processes_compiling_the_same_model_at_once_both_succeed(tmp_path: P
     results = [p.communicate(timeout=600) for p in procs]
     assert all(p.returncode == 0 for p in procs), [err for _, err in results]
     assert results[0][0] == results[1][0]
-    key = results[0][0].split()[0]
-    assert CompileCache(tmp_path / "cache").get(key) is not None
+    again = ge_core.compile(sample_bytes("densenet121"), cache=CompileCache(tmp_path / "cache"))
+    assert again.report["cache"] == {**again.report["cache"], "hit": True, "key": results[0][0].split()[0]}
     assert not list((tmp_path / "cache").glob(".*partial"))
