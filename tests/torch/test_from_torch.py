@@ -85,3 +85,16 @@ def test_every_table_row_is_an_aten_overload_and_the_kept_ops_have_rows() -> Non
         _, packet, overload = op.split(".")
         getattr(getattr(torch.ops.aten, packet), overload)  # raises if PyTorch has no such overload
     assert {f"aten.{op}" for op in KEPT_OPS} <= set(ops)
+
+
+class Promotes(torch.nn.Module):
+    def forward(self, ids: torch.Tensor, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return ids * 0.5 + ids / 4, (ids > 1) & (x < 0.25)
+
+
+def test_pytorch_type_promotion_is_made_explicit() -> None:
+    module = Promotes().eval()
+    ids, x = torch.arange(6).reshape(2, 3), torch.linspace(0.0, 0.5, 6).reshape(2, 3)
+    graph = ge_core.from_torch(module, (ids, x))
+    assert any(n.op_type == "Cast" for n in graph.nodes)  # int64 ids computed in float32, as PyTorch does
+    assert_close(run_graph(graph, [ids, x]), eager(module, [ids, x]))

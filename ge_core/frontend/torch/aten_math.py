@@ -22,6 +22,15 @@ def arg(n: Arg, index: int, name: str, default: object = None) -> Arg:
 
 
 def _binary(op_type: str) -> Row:
+    """Arithmetic: both operands in the result's dtype (PyTorch promotes; ONNX wants them equal)."""
+    def row(e: Emitter, n: Arg) -> str:
+        out = e.dtypes[n.name]
+        return e.one(op_type, [e.typed(n.args[0], out), e.typed(n.args[1], out)])
+    return row
+
+
+def _compare(op_type: str) -> Row:
+    """Comparisons: a Python number takes the tensor operand's dtype (the result is bool)."""
     def row(e: Emitter, n: Arg) -> str:
         a, b = n.args[0], n.args[1]
         like = a if hasattr(a, "op") else b
@@ -36,21 +45,20 @@ def _unary(op_type: str, **attrs: object) -> Row:
 def _add_sub(op_type: str) -> Row:
     """x + alpha * y: alpha (rarely not 1) scales the second operand first."""
     def row(e: Emitter, n: Arg) -> str:
-        a, b = n.args[0], n.args[1]
-        like = a if hasattr(a, "op") else b
+        a, b, out = n.args[0], n.args[1], e.dtypes[n.name]
         alpha = arg(n, 2, "alpha", 1)
-        other = e.tensor(b, like)
+        other = e.typed(b, out)
         if alpha != 1:
-            other = e.one("Mul", [other, e.tensor(alpha, like)])
-        return e.one(op_type, [e.tensor(a, like), other])
+            other = e.one("Mul", [other, e.typed(alpha, out)])
+        return e.one(op_type, [e.typed(a, out), other])
     return row
 
 
 def _rsub(e: Emitter, n: Arg) -> str:
     """other - alpha * x."""
-    x, other, alpha = n.args[0], n.args[1], arg(n, 2, "alpha", 1)
-    scaled = e.tensor(x) if alpha == 1 else e.one("Mul", [e.tensor(x), e.tensor(alpha, x)])
-    return e.one("Sub", [e.tensor(other, x), scaled])
+    x, other, alpha, out = n.args[0], n.args[1], arg(n, 2, "alpha", 1), e.dtypes[n.name]
+    scaled = e.typed(x, out) if alpha == 1 else e.one("Mul", [e.typed(x, out), e.typed(alpha, out)])
+    return e.one("Sub", [e.typed(other, out), scaled])
 
 
 def _div(e: Emitter, n: Arg) -> str:
@@ -104,7 +112,7 @@ def _masked_fill(e: Emitter, n: Arg) -> str:
 
 
 def _not_equal(e: Emitter, n: Arg) -> str:
-    equal = _binary("Equal")(e, n)
+    equal = _compare("Equal")(e, n)
     assert isinstance(equal, str)
     return e.one("Not", [equal])
 
@@ -141,11 +149,11 @@ def _addmm(e: Emitter, n: Arg) -> str:
 
 def _pow(e: Emitter, n: Arg) -> str:
     base, exponent = n.args
+    out = e.dtypes[n.name]
     if exponent == 2:  # x ** 2: one multiply, as GE's fusion and the ONNX exporter's graphs have it
-        x = e.tensor(base)
+        x = e.typed(base, out)
         return e.one("Mul", [x, x])
-    like = base if hasattr(base, "op") else exponent
-    return e.one("Pow", [e.tensor(base, like), e.tensor(exponent, like)])
+    return e.one("Pow", [e.typed(base, out), e.typed(exponent, out)])
 
 
 MATH_ROWS: dict[str, Row] = {
@@ -186,18 +194,18 @@ MATH_ROWS: dict[str, Row] = {
     "aten.where.self": _where,
     "aten.masked_fill.Scalar": _masked_fill,
     "aten.masked_fill.Tensor": _masked_fill,
-    "aten.eq.Tensor": _binary("Equal"),
-    "aten.eq.Scalar": _binary("Equal"),
+    "aten.eq.Tensor": _compare("Equal"),
+    "aten.eq.Scalar": _compare("Equal"),
     "aten.ne.Tensor": _not_equal,
     "aten.ne.Scalar": _not_equal,
-    "aten.lt.Tensor": _binary("Less"),
-    "aten.lt.Scalar": _binary("Less"),
-    "aten.le.Tensor": _binary("LessOrEqual"),
-    "aten.le.Scalar": _binary("LessOrEqual"),
-    "aten.gt.Tensor": _binary("Greater"),
-    "aten.gt.Scalar": _binary("Greater"),
-    "aten.ge.Tensor": _binary("GreaterOrEqual"),
-    "aten.ge.Scalar": _binary("GreaterOrEqual"),
+    "aten.lt.Tensor": _compare("Less"),
+    "aten.lt.Scalar": _compare("Less"),
+    "aten.le.Tensor": _compare("LessOrEqual"),
+    "aten.le.Scalar": _compare("LessOrEqual"),
+    "aten.gt.Tensor": _compare("Greater"),
+    "aten.gt.Scalar": _compare("Greater"),
+    "aten.ge.Tensor": _compare("GreaterOrEqual"),
+    "aten.ge.Scalar": _compare("GreaterOrEqual"),
     "aten.logical_not.default": _unary("Not"),
     "aten.bitwise_and.Tensor": _bitwise("And", "BitwiseAnd"),
     "aten.bitwise_or.Tensor": _bitwise("Or", "BitwiseOr"),

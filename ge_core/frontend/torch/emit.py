@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from ge_core.ir.dtypes import onnx_code
 from ge_core.ir.graph import Graph
 
 Arg = Any  # an FX argument: a torch.fx.Node, a Python number, a list of them, None
@@ -51,6 +52,17 @@ class Emitter:
             return self.values[arg.name]
         dtype = self.dtype(like) if like is not None else ("float32" if isinstance(arg, float) else "int64")
         return self.const(np.asarray(arg, dtype=_numpy_dtype(dtype)))
+
+    def typed(self, arg: Arg, dtype: str) -> str:
+        """The GE tensor of `arg` in `dtype`: PyTorch's type promotion made explicit (an int tensor times
+        0.5, or divided by 2, computes in float), a Cast where the tensor has another dtype."""
+        if not (hasattr(arg, "name") and hasattr(arg, "op")):
+            return self.const(np.asarray(arg, dtype=_numpy_dtype(dtype)))
+        tensor = self.tensor(arg)
+        code = onnx_code(dtype)
+        if self.dtypes[arg.name] == dtype or code is None:
+            return tensor
+        return self.one("Cast", [tensor], {"to": code})
 
     def dtype(self, arg: Arg) -> str:
         if hasattr(arg, "name") and hasattr(arg, "op"):
