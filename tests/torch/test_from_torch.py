@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 torch = pytest.importorskip("torch")  # CI installs it (scripts/install_test_deps.sh); skipped only without it
@@ -65,6 +67,8 @@ def test_node_names_carry_the_module_path_as_name_scopes() -> None:
     assert ("attention",) in scopes and ("mlp.0",) in scopes and ("norm1",) in scopes
     by_op = {n.op_type for n in graph.nodes}
     assert {"Attention", "LayerNormalization", "Gelu", "Gather"} <= by_op  # kept whole, not decomposed
+    modules = json.loads(graph.metadata["torch_modules"])
+    assert modules["attention"] == "MultiheadAttention" and modules["mlp.1"] == "GELU"
     gelu = next(n for n in graph.nodes if n.op_type == "Gelu")
     assert scope_path(gelu.name) == ("mlp.1",) and gelu.attrs["approximate"] == "tanh"
 

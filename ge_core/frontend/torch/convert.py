@@ -3,13 +3,15 @@
 Parameters and buffers become graph constants under their state-dict names (`encoder.layer.0.attention
 .self.query.weight`); user inputs become graph inputs, a `torch.export.Dim` a symbolic dim (-1 in the desc,
 its name in `input_dim_params`, its range in the desc's shape_range). Each ATen node is converted by its
-row of the ATen table (aten_table.py) into nodes named after its module path (names.py). A node whose
+row of the ATen table (aten_table.py) into nodes named after its module path (names.py); the graph's
+metadata["torch_modules"] maps each module path to its class (JSON), where a node came from. A node whose
 inputs are all constants is computed by PyTorch at import, as GE folds constants. Every ATen op without a
 row is listed with the module that used it, in one UnsupportedOpError, like the ONNX legality check.
 """
 
 from __future__ import annotations
 
+import json
 import operator
 from typing import Any
 
@@ -47,6 +49,7 @@ class _Converter:
         self.failed: set[str] = set()  # FX nodes not converted: their users are skipped, not listed again
         self.unsupported: list[tuple[str, str, str]] = []  # (GE node name, ATen op, module path)
         self.problems: list[str] = []
+        self.modules: dict[str, str] = {}  # module path -> class name, from nn_module_stack
         shapes = {n.name: _shape(n) for n in program.graph.nodes}
         dtypes = {n.name: _dtype(n) for n in program.graph.nodes}
         self.emit = Emitter(self.graph, self.values, shapes, dtypes)
@@ -84,6 +87,8 @@ class _Converter:
         for n in self.program.graph.nodes:
             if n.op != "call_function" or str(n.target) in IGNORED_OPS:
                 continue
+            for path, kind in (n.meta.get("nn_module_stack") or {}).values():
+                self.modules[str(path)] = str(getattr(kind, "__name__", kind)).rsplit(".", 1)[-1]
             if n.target is operator.getitem:
                 self._getitem(n)
             elif not _is_tensor_node(n):
@@ -165,6 +170,7 @@ class _Converter:
         self.graph.set_outputs(names)
 
     def finish(self) -> Graph:
+        self.graph.metadata["torch_modules"] = json.dumps(dict(sorted(self.modules.items())))
         if not self.unsupported and not self.problems:
             self.problems += infer_graph(self.graph, REGISTRY).problems
         if self.unsupported:

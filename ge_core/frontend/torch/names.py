@@ -20,11 +20,6 @@ def module_path(n: Any) -> str:
     return str(path)
 
 
-def module_type(n: Any) -> str:
-    stack = n.meta.get("nn_module_stack") or {}
-    return str(list(stack.values())[-1][1]).rsplit(".", 1)[-1] if stack else ""
-
-
 def scopes(path: str) -> list[str]:
     """`encoder.layer.0.attention` -> ['encoder', 'layer.0', 'attention']."""
     parts: list[str] = []
