@@ -102,3 +102,11 @@ def test_pytorch_type_promotion_is_made_explicit() -> None:
     graph = ge_core.from_torch(module, (ids, x))
     assert any(n.op_type == "Cast" for n in graph.nodes)  # int64 ids computed in float32, as PyTorch does
     assert_close(run_graph(graph, [ids, x]), eager(module, [ids, x]))
+
+
+def test_a_lone_example_tensor_is_the_one_input() -> None:
+    module = torch.nn.Linear(3, 2).eval()
+    x = torch.randn(4, 3)
+    graph = ge_core.from_torch(module, x)
+    assert graph.desc(graph.inputs[0]).shape == (4, 3)
+    assert_close(run_graph(graph, [x]), eager(module, [x]))

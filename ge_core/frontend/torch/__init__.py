@@ -12,7 +12,6 @@ nothing here imports it until a model is converted.
 from __future__ import annotations
 
 import importlib.util
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ge_core.errors import UsageError
@@ -33,11 +32,12 @@ def require_torch() -> None:
         raise UsageError("PyTorch is not installed, so a PyTorch module cannot be converted.", hint=INSTALL_HINT)
 
 
-def from_torch(module: Any, example_inputs: Sequence[Any], dynamic_shapes: DynamicShapes = None) -> Graph:
+def from_torch(module: Any, example_inputs: Any, dynamic_shapes: DynamicShapes = None) -> Graph:
     """A torch.nn.Module as a verified GE Graph (inference), or one error listing every problem.
 
-    `example_inputs`: a tuple of tensors for `module.forward`; `dynamic_shapes`: torch.export's, e.g.
-    {"x": {0: torch.export.Dim("batch", min=1, max=64)}}: those dims stay symbolic in the graph."""
+    `example_inputs`: a tuple of tensors for `module.forward` (or one tensor); `dynamic_shapes`:
+    torch.export's, e.g. {"x": {0: torch.export.Dim("batch", min=1, max=64)}}: those dims stay symbolic
+    in the graph."""
     require_torch()
     from ge_core.frontend.torch.capture import capture
     from ge_core.frontend.torch.convert import convert

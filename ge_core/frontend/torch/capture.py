@@ -32,15 +32,17 @@ class ExportError(ModelError):
     """torch.export could not capture the module; says why in plain words and what to do."""
 
 
-def capture(module: torch.nn.Module, example_inputs: Sequence[Any],
+def capture(module: torch.nn.Module, example_inputs: Sequence[Any] | torch.Tensor,
             dynamic_shapes: DynamicShapes = None) -> torch.export.ExportedProgram:
-    """The module as an ExportedProgram of core ATen ops (plus KEPT_OPS), in eval mode."""
+    """The module as an ExportedProgram of core ATen ops (plus KEPT_OPS), in eval mode. A lone tensor
+    is taken as the one input (a tuple of it), not iterated."""
     name = type(module).__name__
     was_training = module.training
     module.eval()
     try:
         with torch.no_grad():
-            program = torch.export.export(module, tuple(example_inputs), dynamic_shapes=dynamic_shapes)
+            inputs = (example_inputs,) if isinstance(example_inputs, torch.Tensor) else tuple(example_inputs)
+            program = torch.export.export(module, inputs, dynamic_shapes=dynamic_shapes)
             return program.run_decompositions(_decomposition_table())
     except GuardOnDataDependentSymNode as exc:
         raise _data_dependent(name, str(exc)) from exc
