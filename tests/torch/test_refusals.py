@@ -95,6 +95,9 @@ def test_importing_ge_core_does_not_import_torch() -> None:
     import subprocess
     import sys
 
+    from pathlib import Path
+
     code = "import sys, ge_core; print('torch' in sys.modules)"
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    repo = Path(__file__).resolve().parents[2]
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=repo)
     assert result.stdout.strip() == "False"
