@@ -94,7 +94,6 @@ def test_without_torch_the_api_says_how_to_install_it(monkeypatch: pytest.Monkey
 def test_importing_ge_core_does_not_import_torch() -> None:
     import subprocess
     import sys
-
     from pathlib import Path
 
     code = "import sys, ge_core; print('torch' in sys.modules)"
