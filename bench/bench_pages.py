@@ -45,12 +45,16 @@ def pick_option(box: str, option: str) -> Callable[[Page], None]:
     return pick
 
 
+def slider_step(tab: Page) -> None:
+    tab.get_by_role("slider").first.press("ArrowRight")
+
+
 # page -> (what the rerun changes, how)
 CHANGES: dict[str, tuple[str, Callable[[Page], None]]] = {
     "Fusion": ("Outcome: rejected", click_segment("rejected")),
     "Memory": ("Reuse off (re-plans)", flip_toggle("Reuse")),
     "Profile": ("Precision: force_fp16 (re-simulates)", pick_option("Precision mode", "force_fp16")),
-    "Compare": ("Left graph: O3", pick_option("Left", "O3")),
+    "Compare": ("Configurations: 3 (a column more)", slider_step),
 }
 
 

@@ -227,7 +227,7 @@ def show_graphs_side_by_side(choice: ModelChoice, comparison: Comparison) -> Non
     entries = {e.name: e for e in compiled}
     node = address.read(address.NODE).split(" › ")[0]
     specs = []
-    for name in (left, right):
+    for name in dict.fromkeys((left, right)):  # the same configuration twice: one pane
         entry = entries[str(name)]
         assert entry.compiled is not None
         graph = entry.compiled.graph
