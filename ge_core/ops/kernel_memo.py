@@ -23,9 +23,13 @@ MAX_ENTRIES = 4096  # distinct (attributes, shapes) seen; cleared when full (mod
 _MEMO: dict[Hashable, Any] = {}
 
 
-def memoized(node: Node, inputs: Sequence[np.ndarray | None], compute: Callable[[], T]) -> T:
-    """compute(), or its result from an earlier call with the same op, attributes and input shapes/dtypes."""
+def memoized(node: Node, inputs: Sequence[np.ndarray | None], compute: Callable[[], T],
+             values: tuple[Hashable, ...] = ()) -> T:
+    """compute(), or its result from an earlier call with the same op, attributes and input shapes/dtypes
+    (and the same `values`: what else the result depends on, e.g. Reshape's target dims)."""
     key = _key(node, inputs)
+    if key is not None:
+        key = (key, values)
     if key is None:
         return compute()
     if key in _MEMO:

@@ -28,6 +28,7 @@ from ge_core.ops.common import (
     shape_error,
     zero_flop_cost,
 )
+from ge_core.ops.kernel_memo import memoized
 from ge_core.ops.registry import Category, OpDef, Operand, Unit
 
 
@@ -104,9 +105,13 @@ def _infer_reshape(node: Node, operands: list[Operand | None]) -> list[TensorDes
 def _reshape(node: Node, inputs: list[np.ndarray | None]) -> list[np.ndarray]:
     x, shape = inputs[0], inputs[1]
     assert x is not None and shape is not None
-    operands = [Operand(like_array(x)), Operand(like_array(shape), shape)]
-    target = reshape_target(node, list(operands), x.shape, [int(d) for d in shape.reshape(-1)])
-    return [x.reshape(target)]
+    dims = tuple(int(d) for d in shape.reshape(-1))
+
+    def target() -> tuple[int, ...]:
+        operands = [Operand(like_array(x)), Operand(like_array(shape), shape)]
+        return tuple(reshape_target(node, list(operands), x.shape, list(dims)))
+
+    return [x.reshape(memoized(node, inputs, target, dims))]  # the checks once per (shape, target dims)
 
 
 def like_array(a: np.ndarray) -> TensorDesc:

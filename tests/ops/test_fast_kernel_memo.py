@@ -47,3 +47,14 @@ def test_pools_follow_edited_kernel_shapes(op: str) -> None:
     got = kernel(node, [x])[0]
     assert got.shape == (1, 1, 2, 2)
     assert got[0, 0, 0, 0] == (14.0 if op == "MaxPool" else 7.0)
+
+
+def test_reshape_follows_its_target_values_not_only_their_shape() -> None:
+    x = np.arange(12, dtype=np.float32)
+    node = Node("r", "Reshape", ("x", "s"), ("y",), {}, opset=14)
+    kernel = REGISTRY.lookup(node).kernel
+    assert kernel(node, [x, np.array([3, 4])])[0].shape == (3, 4)
+    assert kernel(node, [x, np.array([4, 3])])[0].shape == (4, 3)
+    assert kernel(node, [x, np.array([-1, 6])])[0].shape == (2, 6)
+    with pytest.raises(GEError):
+        kernel(node, [x, np.array([5, 3])])
