@@ -27,6 +27,7 @@ from ge_core.ops.common import (
     require_inputs,
     shape_error,
 )
+from ge_core.ops.kernel_memo import memoized
 from ge_core.ops.registry import Category, NpuLayout, OpDef, Operand, VectorClass
 from ge_core.ops.spatial import operands_of
 
@@ -179,7 +180,7 @@ def _layer_norm(node: Node, inputs: list[np.ndarray | None]) -> list[np.ndarray]
     x, scale = inputs[0], inputs[1]
     bias = inputs[2] if len(inputs) > 2 else None
     assert x is not None and scale is not None
-    axis, stash = _layer_norm_geometry(node, operands_of(inputs))
+    axis, stash = memoized(node, inputs, lambda: _layer_norm_geometry(node, operands_of(inputs)))
     # stash_type sets the statistics' precision and dtype; float64 inputs keep float64 precision.
     dt = np.dtype(np.float64) if x.dtype == np.float64 else np.dtype(stash)
     axes = tuple(range(axis, x.ndim))
