@@ -118,7 +118,7 @@ def show_memory_page(config: WorkbenchConfig) -> None:
     st.markdown("#### Alive at the peak")
     table(view.peak, "ge_memory_peak", config={"share": st.column_config.ProgressColumn(
         "share", format="percent", min_value=0.0, max_value=1.0)})
-    show_graph(key, compiled, view, memory, node)
+    show_graph(key, compiled, node)
     show_switch_table(key, compiled, memory)
 
 
@@ -193,14 +193,18 @@ def show_planner(view: MemoryView, highlighted: list[str]) -> None:
                     on_select=chart_pick("ge_memory_planner", PICK, "node"), selection_mode=PICK)
 
 
-def show_graph(key: ConfigKey, compiled: CompiledModel, view: MemoryView, memory: MemoryConfig, node: str) -> None:
+def show_graph(key: ConfigKey, compiled: CompiledModel, node: str) -> None:
+    """The compile's own plan on the canvas (a switch re-plans the charts, not the canvas: redrawing the
+    canvas costs far more than the rest of a rerun, and bytes per node change only with the alignment)."""
     st.markdown("#### On the graph")
     measure = st.segmented_control("Colour the nodes by", list(OVERLAYS), default="bytes",
                                    format_func=OVERLAYS.__getitem__, key="ge_memory_overlay") or "bytes"
-    overlay = (("memory", measure, _memory_key(memory)),
-               lambda: memory_overlay(compiled.graph, view.plan, "steps" if measure == "steps" else "bytes"))
+    plan = compiled.memory
+    overlay = (("memory", measure),
+               lambda: memory_overlay(compiled.graph, plan, "steps" if measure == "steps" else "bytes"))
     show_graphs([PaneSpec("compiled", key, compiled.graph, "compiled", (overlay,))], canvas_key="ge_memory_canvas",
-                selected=node, caption="Click a node: its step and tensors are marked on the charts above")
+                selected=node, caption="The compile's own plan. Click a node: its step and tensors are marked on "
+                                       "the charts above")
 
 
 def show_switch_table(key: ConfigKey, compiled: CompiledModel, memory: MemoryConfig) -> None:
