@@ -200,6 +200,7 @@ def show_graph(key: ConfigKey, compiled: CompiledModel, node: str) -> None:
     measure = st.segmented_control("Colour the nodes by", list(OVERLAYS), default="bytes",
                                    format_func=OVERLAYS.__getitem__, key="ge_memory_overlay") or "bytes"
     plan = compiled.memory
+    assert plan is not None  # the page stops earlier without a plan
     overlay = (("memory", measure),
                lambda: memory_overlay(compiled.graph, plan, "steps" if measure == "steps" else "bytes"))
     show_graphs([PaneSpec("compiled", key, compiled.graph, "compiled", (overlay,))], canvas_key="ge_memory_canvas",
