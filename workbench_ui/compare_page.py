@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import replace
 
 import pandas as pd
@@ -211,8 +212,12 @@ def _text(value: object, signed: bool = False) -> str:
     if value is None or (isinstance(value, float) and value != value):
         return ""
     number = float(value)  # type: ignore[arg-type]
-    text = f"{number:+,.6g}" if signed else f"{number:,.6g}"
-    return text
+    sign = "+" if signed else ""
+    if number.is_integer():
+        return f"{number:{sign},.0f}"
+    if abs(number) < 0.01:
+        return f"{number:{sign}.3e}"
+    return f"{number:{sign},.3f}"
 
 
 def show_graphs_side_by_side(choice: ModelChoice, comparison: Comparison) -> None:
@@ -233,7 +238,8 @@ def show_graphs_side_by_side(choice: ModelChoice, comparison: Comparison) -> Non
         graph = entry.compiled.graph
         records = tuple(d for r in entry.compiled.records for d in r.decisions)
         group = (("fusion group",), lambda g=graph, d=records: fusion_group_overlay(g, d))
-        specs.append(PaneSpec(str(name), (choice.key, entry.config.key()), graph, "compiled", (group,)))
+        graph_id = "compiled_" + re.sub(r"[^A-Za-z0-9_]", "_", str(name))  # one id per pane: Model Explorer
+        specs.append(PaneSpec(str(name), (choice.key, entry.config.key()), graph, graph_id, (group,)))  # keys by id
     holder = entries[str(left)].fates.get(node)
     selected = holder.holder if holder is not None else (node if specs[0].graph.has_node(node) else "")
     show_graphs(specs, canvas_key="ge_compare_canvas", selected=selected, sync=False,
