@@ -41,7 +41,7 @@ with canvas:
     panes = step_panes(config.cache_key, pipeline, step, before, after, diff, colour)
     show_step_canvas(panes, pipeline, step, node.split(" › ")[0], side)
 with panel, st.container(height=CANVAS_HEIGHT + 36, border=False):
-    show_finder(before, after, node, "ge_graph_node")
+    show_finder(before, after, node, "ge_graph_node", (config.cache_key, step.index if step is not None else -1))
     passes_so_far = pipeline.records[:step.index + 1] if step is not None else ()
     show_inspector(before, after, node, diff, passes_so_far)
 show_legend(colour == CHANGE)

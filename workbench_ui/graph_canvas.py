@@ -5,6 +5,11 @@ from __future__ import annotations
 
 import functools
 import json
+import logging
+import threading
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Literal
 
 import streamlit as st
@@ -23,37 +28,116 @@ from ge_core.viz import (
     snapshot_id,
 )
 from workbench_ui import address
-from workbench_ui.canvas import OpenInExplorer, Pane, graph_json, make_pane, overlay_text, show_canvas, shown_last
-from workbench_ui.graph_controls import CATEGORY, CHANGE, FUSION, Pipeline
+from workbench_ui.canvas import OpenInExplorer, Pane, make_pane, show_canvas, shown_last
+from workbench_ui.canvas.panes import (
+    GraphCache,
+    GraphJson,
+    OverlayCache,
+    build_graph_json,
+    build_overlay_text,
+    graph_cache,
+    overlay_cache,
+)
+from workbench_ui.graph_controls import (
+    CATEGORY,
+    CHANGE,
+    FUSION,
+    DiffCache,
+    Pipeline,
+    build_step_diff,
+    diff_cache,
+    graphs_at,
+    neighbour_steps,
+)
 from workbench_ui.session import ConfigKey
 
 CANVAS_KEY = "ge_graph_canvas"
 Side = Literal["before", "after"]
 
 
+@dataclass(frozen=True)
+class Caches:
+    """The shared caches a step's panes are built into (got in the script thread, used from any thread)."""
+
+    graphs: GraphCache
+    overlays: OverlayCache
+    diffs: DiffCache
+
+    @classmethod
+    def here(cls) -> Caches:
+        return cls(graph_cache(), overlay_cache(), diff_cache())
+
+
 def step_panes(key: ConfigKey, pipeline: Pipeline, step: PassStep | None, before: Graph, after: Graph,
                diff: GraphDiff, colour: str) -> list[Pane]:
-    """Before and after the pass; one pane when it changed nothing (or at O0)."""
+    """Before and after the pass; one pane when it changed nothing (or at O0). The steps ◀ and ▶ lead to
+    are then built in the background, so stepping finds them ready."""
+    caches = Caches.here()
+    panes = [make_pane(label, graph_id, graph, shown_last(overlays, colour))
+             for label, graph_id, graph, overlays in build_sides(caches, key, pipeline, step, before, after, diff)]
+    if step is not None:
+        prefetch(caches, key, pipeline, neighbour_steps(pipeline.records, step))
+    return panes
+
+
+Side_ = tuple[str, str, GraphJson, dict[str, tuple[str, str]]]  # label, graph id, its JSON, its overlays
+
+
+def build_sides(caches: Caches, key: ConfigKey, pipeline: Pipeline, step: PassStep | None, before: Graph,
+                after: Graph, diff: GraphDiff) -> list[Side_]:
+    """What each pane shows (pure: safe in any thread)."""
     if step is None:
-        overlays = {CATEGORY: overlay_text((key, "input", CATEGORY), functools.partial(category_overlay, after))}
-        imported = graph_json(key, after, snapshot_id(None))
-        return [make_pane("graph", snapshot_id(None), imported, shown_last(overlays, colour))]
+        overlays = {CATEGORY: build_overlay_text(caches.overlays, (key, "input", CATEGORY),
+                                                 functools.partial(category_overlay, after))}
+        imported = build_graph_json(caches.graphs, key, after, snapshot_id(None))
+        return [("graph", snapshot_id(None), imported, overlays)]
     records = pipeline.records
     sides: list[tuple[Side, Graph, int]] = [("after", after, step.index)]
     if step.changed:
         sides.insert(0, ("before", before, step.index - 1))
-    panes = []
+    out: list[Side_] = []
     for side, graph, index in sides:
         graph_id = snapshot_id(records[index] if index >= 0 else None)
         decisions = [d for r in records[:index + 1] for d in r.decisions]
         overlays = {
-            FUSION: overlay_text((key, graph_id, FUSION), functools.partial(fusion_group_overlay, graph, decisions)),
-            CATEGORY: overlay_text((key, graph_id, CATEGORY), functools.partial(category_overlay, graph)),
+            FUSION: build_overlay_text(caches.overlays, (key, graph_id, FUSION),
+                                       functools.partial(fusion_group_overlay, graph, decisions)),
+            CATEGORY: build_overlay_text(caches.overlays, (key, graph_id, CATEGORY),
+                                         functools.partial(category_overlay, graph)),
         }
         if step.changed:
-            overlays[CHANGE] = overlay_text((key, step.index, side), functools.partial(change_overlay, diff, side))
-        panes.append(make_pane(side, graph_id, graph_json(key, graph, graph_id), shown_last(overlays, colour)))
-    return panes
+            overlays[CHANGE] = build_overlay_text(caches.overlays, (key, step.index, side),
+                                                  functools.partial(change_overlay, diff, side))
+        out.append((side, graph_id, build_graph_json(caches.graphs, key, graph, graph_id), overlays))
+    return out
+
+
+_PREFETCH = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ge_canvas_prefetch")
+_QUEUED: set[tuple[ConfigKey, int]] = set()
+_QUEUED_LOCK = threading.Lock()
+_LOG = logging.getLogger(__name__)
+
+
+def prefetch(caches: Caches, key: ConfigKey, pipeline: Pipeline, steps: Sequence[PassStep]) -> None:
+    """Build the panes of `steps` in one background thread (each once, whoever asks), into the caches."""
+    for step in steps:
+        with _QUEUED_LOCK:
+            if (key, step.index) in _QUEUED:
+                continue
+            _QUEUED.add((key, step.index))
+        _PREFETCH.submit(_prefetch_one, caches, key, pipeline, step)
+
+
+def _prefetch_one(caches: Caches, key: ConfigKey, pipeline: Pipeline, step: PassStep) -> None:
+    try:
+        before, after = graphs_at(step, pipeline)
+        diff = build_step_diff(caches.diffs, key, step, before, after)
+        build_sides(caches, key, pipeline, step, before, after, diff)
+    except Exception as err:  # the page builds it in the foreground then, and shows what goes wrong there
+        _LOG.warning("the canvas could not build pass %d ahead: %s", step.index, err)
+    finally:
+        with _QUEUED_LOCK:
+            _QUEUED.discard((key, step.index))
 
 
 def show_step_canvas(panes: list[Pane], pipeline: Pipeline, step: PassStep | None, selected: str,
@@ -62,7 +146,10 @@ def show_step_canvas(panes: list[Pane], pipeline: Pipeline, step: PassStep | Non
     where = f"{step.label}: before | after" if step is not None and len(panes) == 2 else (
         step.label if step is not None else "as imported")
     side = next((i for i, p in enumerate(panes) if p.label == selected_side), 0)
-    show_canvas(panes, key=CANVAS_KEY, selected=selected, selected_pane=side, sync=True,
+    # Each pane loads the overlay shown only (the page's "Colour nodes by" switches): a 10,000-node overlay
+    # costs the canvas about a second to apply; "Open in Model Explorer" takes them all.
+    shown = [p.with_overlays(p.overlays[-1:]) for p in panes]
+    show_canvas(shown, key=CANVAS_KEY, selected=selected, selected_pane=side, sync=True,
                 caption=f"{where} · click a node to inspect it", on_click=_select,
                 open_tab=_open_tab(panes[-1], pipeline, step))
 

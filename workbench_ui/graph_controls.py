@@ -102,15 +102,39 @@ def graphs_at(step: PassStep | None, pipeline: Pipeline) -> tuple[Graph, Graph]:
     return graphs_around(pipeline.input_graph, pipeline.records, step.index)
 
 
+DiffCache = SharedCache[tuple[ConfigKey, int], GraphDiff]
+
+
+def diff_cache() -> DiffCache:
+    return shared_cache("graph_diffs", DIFF_ENTRIES)
+
+
 def step_diff(key: ConfigKey, step: PassStep | None, before: Graph, after: Graph) -> GraphDiff:
     """What the pass changed (cached per compile and pass, shared by every session)."""
-    cache: SharedCache[tuple[ConfigKey, int], GraphDiff] = shared_cache("graph_diffs", DIFF_ENTRIES)
+    return build_step_diff(diff_cache(), key, step, before, after)
+
+
+def build_step_diff(cache: DiffCache, key: ConfigKey, step: PassStep | None, before: Graph,
+                    after: Graph) -> GraphDiff:
+    """step_diff into a cache at hand (safe in any thread)."""
     index = step.index if step is not None else -1
     diff = cache.get((key, index))
     if diff is None:
         diff = diff_graphs(before, after)
         cache.put((key, index), diff)
     return diff
+
+
+def neighbour_steps(records: Sequence[PassRecord], step: PassStep | None) -> list[PassStep]:
+    """The steps ◀ and ▶ go to from `step` (the next first: what a user steps to most)."""
+    if step is None:
+        return []
+    hide = bool(st.session_state.get(HIDE_KEY, True))
+    steps = pass_steps(records, changed_only=hide) or pass_steps(records)
+    at = next((i for i, s in enumerate(steps) if s.index == step.index), None)
+    if at is None:
+        return []
+    return [steps[i] for i in (at + 1, at - 1) if 0 <= i < len(steps)]
 
 
 def pick_colour(changed: bool) -> str:

@@ -6,18 +6,20 @@ change table all write it there, and the inspector reads it."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 
 import streamlit as st
 
 from ge_core import Graph, PassRecord
 from ge_core.viz import GraphDiff, Inspection, fusions_of_node, inspect_node, node_choices
 from workbench_ui import address
+from workbench_ui.shared_cache import SharedCache, shared_cache
 from workbench_ui.text import code_span, md_escape
 
 PRODUCERS_KEY = "ge_graph_go_producer"
 CONSUMERS_KEY = "ge_graph_go_consumer"
 MAX_NEIGHBOURS = 40  # pills shown per list
+CHOICE_ENTRIES = 16
 MAX_CHOICES = 1_000_000  # the finder lists every node (type to search them): no silent cap
 STATUS_BADGES = {"added": ":green-badge[added by this pass]", "removed": ":red-badge[removed by this pass]",
                  "changed": ":orange-badge[changed by this pass]"}
@@ -33,9 +35,10 @@ def selected_node(before: Graph, after: Graph) -> tuple[str, str]:
     return "", ""
 
 
-def show_finder(before: Graph, after: Graph, selected: str, key: str) -> None:
-    """A searchable list of the nodes (after the pass, then those it removed): picking one selects it."""
-    choices = node_choices(after, before, limit=MAX_CHOICES)
+def show_finder(before: Graph, after: Graph, selected: str, key: str, cache_key: Hashable | None = None) -> None:
+    """A searchable list of every node (after the pass, then those it removed): picking one selects it.
+    `cache_key` names the pair of graphs (the list of a 10,000-node graph takes a while to build)."""
+    choices = _choices(before, after, cache_key)
     options = list(choices)
     if selected and selected not in choices:
         options.insert(0, selected)
@@ -44,6 +47,17 @@ def show_finder(before: Graph, after: Graph, selected: str, key: str) -> None:
                  index=options.index(selected) if selected else None, placeholder="type a name or an op type",
                  format_func=lambda r: choices.get(r, r),
                  help="Or click it on the canvas (its own search box, top left of each pane, finds nodes too).")
+
+
+def _choices(before: Graph, after: Graph, cache_key: Hashable | None) -> dict[str, str]:
+    if cache_key is None:
+        return node_choices(after, before, limit=MAX_CHOICES)
+    cache: SharedCache[Hashable, dict[str, str]] = shared_cache("node_choices", CHOICE_ENTRIES)
+    choices = cache.get(cache_key)
+    if choices is None:
+        choices = node_choices(after, before, limit=MAX_CHOICES)
+        cache.put(cache_key, choices)
+    return choices
 
 
 def _picked(key: str) -> None:

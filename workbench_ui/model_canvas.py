@@ -42,7 +42,7 @@ def show_graph_canvas(key: Hashable, graph: Graph, graph_id: str, *, canvas_key:
                     on_click=_select, open_tab=OpenInExplorer(label, pane.overlays,
                                                               functools.partial(graph_file, graph, graph_id, label)))
     with panel, st.container(height=CANVAS_HEIGHT + 36, border=False):
-        show_finder(graph, graph, node, f"{canvas_key}_node")
+        show_finder(graph, graph, node, f"{canvas_key}_node", (key, graph_id))
         show_inspector(graph, graph, node)
     show_graph_downloads(graph, graph_id)
 

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any, cast
 
 import streamlit as st
 from streamlit.components.v2.bidi_component.constants import EVENT_DELIM
 from streamlit.proto.WidgetStates_pb2 import WidgetState
+from streamlit.runtime.media_file_storage import MediaFileKind
+from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 from streamlit.runtime.state.session_state import STREAMLIT_INTERNAL_KEY_PREFIX
 from streamlit.testing.v1 import AppTest
 
@@ -65,9 +68,43 @@ def canvas(at: AppTest, key: str) -> dict[str, Any]:
     return cast(dict[str, Any], json.loads(element.proto.json))
 
 
+# The JSON files pages put in Streamlit's media storage (the canvas's graphs and overlays), by file id: AppTest
+# drops its runtime, and the storage with it, after every run.
+_MEDIA: OrderedDict[str, bytes] = OrderedDict()
+_MEDIA_KEPT = 64
+_load_and_get_id = MemoryMediaFileStorage.load_and_get_id
+
+
+def _recording_load_and_get_id(self: MemoryMediaFileStorage, path_or_data: bytes | str, mimetype: str,
+                               kind: MediaFileKind, filename: str | None = None) -> str:
+    file_id = _load_and_get_id(self, path_or_data, mimetype, kind, filename)
+    if mimetype == "application/json" and isinstance(path_or_data, bytes):
+        _MEDIA[file_id] = path_or_data
+        _MEDIA.move_to_end(file_id)
+        while len(_MEDIA) > _MEDIA_KEPT:
+            _MEDIA.popitem(last=False)
+    return file_id
+
+
+MemoryMediaFileStorage.load_and_get_id = _recording_load_and_get_id  # type: ignore[method-assign]
+
+
+def handed(item: str | dict[str, str]) -> str:
+    """JSON text the page handed to the canvas: inline, or a media file of the session (`{"url": ...}`)."""
+    if isinstance(item, str):
+        return item
+    file_id = item["url"].rsplit("/", 1)[-1].split(".")[0]
+    return _MEDIA[file_id].decode("utf-8", "surrogatepass")
+
+
+def pane_graphs(pane: dict[str, Any]) -> list[dict[str, Any]]:
+    """A pane's collection: its graph, then the fused bodies."""
+    return cast(list[dict[str, Any]], json.loads(handed(pane["graphs"]))["graphs"])
+
+
 def pane_graph(pane: dict[str, Any]) -> dict[str, Any]:
     """A pane's main graph (the first of its collection; fused bodies follow it)."""
-    return cast(dict[str, Any], json.loads(pane["graphs"])["graphs"][0])
+    return pane_graphs(pane)[0]
 
 
 def pane_nodes(pane: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -78,7 +115,7 @@ def pane_nodes(pane: dict[str, Any]) -> dict[str, dict[str, Any]]:
 def overlay(pane: dict[str, Any], name: str) -> dict[str, Any]:
     """A pane's overlay (node data) `name`: node id -> {value, bgColor}."""
     texts = dict(pane["overlays"])
-    return cast(dict[str, Any], json.loads(texts[name])["results"])
+    return cast(dict[str, Any], json.loads(handed(texts[name]))["results"])
 
 
 def click_canvas(at: AppTest, key: str, node: str) -> AppTest:

@@ -4,7 +4,6 @@ the address, and a big model's layers."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
@@ -12,7 +11,18 @@ from streamlit.testing.v1 import AppTest
 from streamlit.testing.v1.element_tree import Selectbox
 
 from ge_core.samples.registry import LIGHT_DIR
-from tests.app.apptest import APP, TIMEOUT, canvas, click_canvas, open_app, open_page, overlay, pane_graph, pane_nodes
+from tests.app.apptest import (
+    APP,
+    TIMEOUT,
+    canvas,
+    click_canvas,
+    open_app,
+    open_page,
+    overlay,
+    pane_graph,
+    pane_graphs,
+    pane_nodes,
+)
 from workbench_ui.graph_canvas import CANVAS_KEY
 from workbench_ui.graph_controls import COLOUR_KEY, HIDE_KEY, STEP_KEY
 from workbench_ui.graph_inspector import CONSUMERS_KEY
@@ -156,7 +166,7 @@ def test_a_fused_node_holds_its_body_as_a_subgraph() -> None:
     at = open_page(GRAPH)
     step_to(at, "ConvActivationFusionPass")
     after = panes(at)[1]
-    graphs = json.loads(after["graphs"])["graphs"]
+    graphs = pane_graphs(after)
     fused = pane_nodes(after)["relu1"]
     (body_id,) = fused["subgraphIds"]
     body = next(g for g in graphs if g["id"] == body_id)

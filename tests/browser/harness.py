@@ -14,6 +14,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -23,6 +24,9 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
+# Screenshots: the README's (docs/screenshots/) are refreshed on request only (GE_SCREENSHOTS=1), so a test
+# run leaves the checkout untouched; else they land in a temporary folder.
+SHOTS = REPO / "docs" / "screenshots" if os.environ.get("GE_SCREENSHOTS") else Path(tempfile.mkdtemp(prefix="ge_"))
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 REQUIRED = bool(os.environ.get("GE_BROWSER_TESTS"))
 VIEWPORT = {"width": 1400, "height": 1600}
@@ -30,13 +34,14 @@ TIMEOUT_MS = 90_000
 EXPECT_TIMEOUT_MS = 30_000  # a rerun on a loaded 2-core machine can take longer than expect's 5 s
 IDLE = "[data-testid='stApp'][data-test-script-state='notRunning']"
 EXCEPTION = "[data-testid='stException']"
-GRAPH_SVG = "[data-testid='stGraphVizChart'] svg"
+CANVAS_READY = ".ge-canvas[data-version]"  # the graph canvas (workbench_ui.canvas) got its panes
+GRAPH_SVG = CANVAS_READY  # the name the pages' tests used when the graph was a graphviz SVG
 DATAFRAME = "[data-testid='stDataFrame']"
 NAV_LINK = "[data-testid='stSidebarNavLink']"
 CRASH_TEXT = "This app has encountered an error"  # what showErrorDetails = "none" shows for an uncaught exception
 PAGE_READY = {  # what shows that each page finished drawing (beyond the script having stopped)
-    "Model": GRAPH_SVG,
-    "Graph": GRAPH_SVG,
+    "Model": CANVAS_READY,
+    "Graph": CANVAS_READY,
     "Passes": DATAFRAME,
     "Debug": DATAFRAME,
 }

@@ -33,7 +33,8 @@ function urlData(panes, selected, sync, withUiState = true) {
     uiState: {
       paneStates: panes.map((pane, i) => ({
         deepestExpandedGroupNodeIds: [],
-        selectedNodeId: selected && selected.pane === i ? selected.id : "",
+        // every pane opens on the node (a pane without it ignores it): the panes start in step
+        selectedNodeId: selected ? selected.id : "",
         selectedGraphId: pane.graph_id,
         selectedCollectionLabel: pane.label,
         widthFraction: 1 / panes.length,

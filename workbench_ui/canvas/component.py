@@ -1,10 +1,11 @@
 """The canvas as a Streamlit component: `show_canvas(panes, ...)` draws one or two panes of Model Explorer
 and returns the node the user just clicked.
 
-The component is st.components.v2 with inline JavaScript (canvas.js, no build step). Its data is small
-apart from the panes' graph JSON, which is built once per snapshot (workbench_ui.canvas.panes) and only
-handed to the canvas when it changes (the iframe reloads only then; Streamlit sends an unchanged element
-as a reference to the copy the browser already has).
+The component is st.components.v2 with inline JavaScript (canvas.js, no build step). Its data is small:
+the panes' graph JSON and overlays (megabytes on a 10,000-node model; built once per snapshot by
+workbench_ui.canvas.panes) are not sent through the page's websocket but put in Streamlit's media storage
+(in memory, held for this session while the element is shown, served at `/media/<content hash>.json`),
+and the canvas fetches them from there; the iframe reloads only when they change.
 """
 
 from __future__ import annotations
@@ -16,8 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import streamlit as st
+from streamlit import runtime
 
-from workbench_ui.canvas.serving import entry_url, serving_problem
+from workbench_ui.canvas.serving import entry_url, serving_problem, site_path
 
 CANVAS_HEIGHT = 640  # px: the canvas and the inspector beside it share this height (no 14,000 px pages)
 CANVAS_COLUMNS = (5, 2)  # widths of the canvas and the inspector beside it
@@ -73,7 +75,7 @@ def show_canvas(panes: Sequence[Pane], *, key: str, selected: str = "", selected
     data = {
         "src": entry_url(), "height": height, "sync": sync, "caption": caption,
         "version": _sha("\n".join([*(p.fingerprint() for p in panes), str(sync)])),
-        "panes": [_pane_data(p) for p in panes],
+        "panes": [_pane_data(p, f"{key}.{i}") for i, p in enumerate(panes)],
         "selected": {"id": selected, "pane": selected_pane} if selected else None,
         "open": _open_data(open_tab), "open_payload": _open_payload(key, open_tab),
     }
@@ -84,9 +86,20 @@ def show_canvas(panes: Sequence[Pane], *, key: str, selected: str = "", selected
     return str(clicked) if clicked else None
 
 
-def _pane_data(pane: Pane) -> dict[str, object]:
-    return {"label": pane.label, "graph_id": pane.graph_id, "graphs": pane.graphs,
-            "overlays": [list(o) for o in pane.overlays]}
+def _pane_data(pane: Pane, where: str) -> dict[str, object]:
+    return {"label": pane.label, "graph_id": pane.graph_id, "graphs": _handed(pane.graphs, f"{where}.graphs"),
+            "overlays": [[name, _handed(text, f"{where}.overlay.{k}")] for k, (name, text) in enumerate(pane.overlays)]}
+
+
+def _handed(text: str, where: str) -> str | dict[str, str]:
+    """JSON text as the canvas gets it: `{"url": ...}` of a media file of this session (`where` names the
+    file's place on the page: the next run that puts another file there, or none, lets the old one go);
+    the text itself when there is no media storage (a page run as a bare script)."""
+    if not runtime.exists():
+        return text
+    url = runtime.get_instance().media_file_mgr.add(text.encode("utf-8", "surrogatepass"), "application/json",
+                                                    f"ge_canvas.{where}")
+    return {"url": site_path(url)}
 
 
 def _open_data(open_tab: OpenInExplorer | None) -> dict[str, object] | None:

@@ -26,9 +26,26 @@ class GraphJson:
     digest: str
 
 
+GraphCache = SharedCache[tuple[Hashable, str], GraphJson]
+OverlayCache = SharedCache[Hashable, tuple[str, str]]
+
+
+def graph_cache() -> GraphCache:
+    """The snapshots' JSON (get it in the script thread: a thread of ours then builds into it too)."""
+    return shared_cache("canvas_graphs", GRAPH_ENTRIES)
+
+
+def overlay_cache() -> OverlayCache:
+    return shared_cache("canvas_overlays", OVERLAY_ENTRIES)
+
+
 def graph_json(key: Hashable, graph: Graph, graph_id: str) -> GraphJson:
     """The snapshot's Model Explorer JSON (cached under `key`)."""
-    cache: SharedCache[tuple[Hashable, str], GraphJson] = shared_cache("canvas_graphs", GRAPH_ENTRIES)
+    return build_graph_json(graph_cache(), key, graph, graph_id)
+
+
+def build_graph_json(cache: GraphCache, key: Hashable, graph: Graph, graph_id: str) -> GraphJson:
+    """graph_json into a cache at hand (safe in any thread: it draws nothing and calls no st.*)."""
     found = cache.get((key, graph_id))
     if found is None:
         text = pane_json(graph, graph_id)
@@ -39,7 +56,10 @@ def graph_json(key: Hashable, graph: Graph, graph_id: str) -> GraphJson:
 
 def overlay_text(key: Hashable, make: Callable[[], Overlay]) -> tuple[str, str]:
     """(name, node data JSON) of the overlay `make()` builds (cached under `key`)."""
-    cache: SharedCache[Hashable, tuple[str, str]] = shared_cache("canvas_overlays", OVERLAY_ENTRIES)
+    return build_overlay_text(overlay_cache(), key, make)
+
+
+def build_overlay_text(cache: OverlayCache, key: Hashable, make: Callable[[], Overlay]) -> tuple[str, str]:
     found = cache.get(key)
     if found is None:
         overlay = make()

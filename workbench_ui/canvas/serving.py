@@ -23,8 +23,14 @@ STATIC_ROUTE = "app/static/model_explorer"  # relative to the app's base URL
 
 def entry_url() -> str:
     """The canvas page's address, relative to the site root (honours `server.baseUrlPath`)."""
+    return site_path(f"{STATIC_ROUTE}/{ENTRY}")
+
+
+def site_path(path: str) -> str:
+    """`path` (relative to the app's base address, e.g. Streamlit's `/media/...` URLs) relative to the site
+    root, under `server.baseUrlPath` when one is set."""
     base = str(st.get_option("server.baseUrlPath") or "").strip("/")
-    return "/" + "/".join(part for part in (base, STATIC_ROUTE, ENTRY) if part)
+    return "/" + "/".join(part for part in (base, path.strip("/")) if part)
 
 
 def serving_problem() -> str:

@@ -38,6 +38,17 @@
     });
   }
 
+  // What the page handed over: JSON text, or {url} of the text in Streamlit's media storage (the page's
+  // own session's in-memory files, `/media/<hash>.json`: big graphs go there, not through the websocket).
+  async function content(item) {
+    if (typeof item === "string") return item;
+    const url = new URL(item.url, window.location.href);
+    if (url.origin !== window.location.origin) throw new TypeError("the workbench canvas reads only its own site");
+    const response = await realFetch(url.href);
+    if (!response.ok) throw new Error(`the workbench page's data is gone (${response.status}): open it again`);
+    return response.text();
+  }
+
   function reply(body, status = 200) {
     const text = typeof body === "string" ? body : JSON.stringify(body);
     return Promise.resolve(new Response(text, { status, headers: { "Content-Type": "application/json" } }));
@@ -57,14 +68,14 @@
         const graphs = data && data.graphs[index("graph_index")];
         return graphs === undefined || graphs === null
           ? reply({ error: "The workbench page that opened this canvas is gone: open it again from there." })
-          : reply(graphs);
+          : reply(await content(graphs));
       }
       case "/api/v1/load_node_data": {
         const data = await waitForData();
         const nodeData = data && data.nodeData[index("node_data_index")];
         return nodeData === undefined || nodeData === null
           ? reply({ error: "no such node data" })
-          : reply({ content: nodeData });
+          : reply({ content: await content(nodeData) });
       }
       default:
         return reply({ error: "The workbench canvas has no server API: " + url.pathname + " is not served." }, 404);

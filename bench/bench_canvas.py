@@ -1,0 +1,228 @@
+"""The graph canvas in Chromium, timed as a user meets it: opening the Graph page, stepping through passes,
+zooming and panning.
+
+    python bench/bench_canvas.py [--samples conv_bn_relu,resnet50,...] [--steps 3] [--out table.md]
+
+Starts `streamlit run app.py` on a free local port (as the README does) and Debian's Chromium headless with
+software WebGL (tests/browser/harness.py), then per sample, on the Graph page (`?sample=NAME`):
+
+- first open: a new browser session on a server that has not compiled the sample: from the address being
+  opened until both panes have drawn their graph (the compile included);
+- open: the same in a second session, the compile cached (what every later visitor waits);
+- step: ▶ pressed (the next pass that changed the graph) until both panes have drawn the new graphs; the
+  median and the slowest of --steps presses;
+- zoom / pan: in the "after" pane, Ctrl+wheel zoom steps and mouse-drag pans: the median time from the input
+  event to the second animation frame after it (the frame that shows it), and the slowest frame interval
+  while it moves (ms).
+
+"Drawn" is what a user sees: Model Explorer's "Processing graph..." is gone and every pane's canvas holds
+its picture (tests/browser/canvas.py). The machine's load average is printed with the table: on a shared
+2-core machine other work slows the numbers down. Targets (issue 13): synthetic_10k opens in <= 5 s and
+steps in <= 2 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import os
+import platform
+import statistics
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
+
+from ge_core.samples.registry import DEFAULT_SAMPLE
+from tests.browser import canvas
+from tests.browser.harness import CHROMIUM, VIEWPORT, streamlit_server, wait_idle
+
+SAMPLES = [DEFAULT_SAMPLE, "resnet50", "densenet121", "bert_encoder_torch", "synthetic_10k"]
+TARGETS = {"synthetic_10k": (5.0, 2.0)}  # seconds: open (compile cached), step
+TIMEOUT_S = 300
+# In the canvas's frame: the time of each input event of `kind` and of every animation frame after it.
+FRAME_CLOCK_JS = """
+(kind) => {
+  const clock = window.__geClock = {events: [], frames: []};
+  document.addEventListener(kind, () => clock.events.push(performance.now()), {capture: true, passive: true});
+  const tick = (t) => { clock.frames.push(t); if (window.__geClock === clock) requestAnimationFrame(tick); };
+  requestAnimationFrame(tick);
+}
+"""
+FRAME_CLOCK_READ_JS = "() => { const c = window.__geClock; window.__geClock = null; return c; }"
+
+
+@dataclass
+class Row:
+    sample: str
+    nodes: str = ""
+    first_open: float = float("nan")
+    open: float = float("nan")
+    steps: list[float] = field(default_factory=list)
+    zoom_ms: float = float("nan")
+    zoom_worst_ms: float = float("nan")
+    pan_ms: float = float("nan")
+    pan_worst_ms: float = float("nan")
+    note: str = ""
+
+
+def open_graph_page(browser: object, url: str) -> tuple[object, object, float]:
+    """A new session on `url`; returns (context, page, seconds until both panes drew)."""
+    context = browser.new_context(viewport=VIEWPORT)  # type: ignore[attr-defined]
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_S * 1000)
+    start = time.monotonic()
+    page.goto(url)
+    page.wait_for_selector(canvas.CANVAS)
+    drawn = canvas.wait_rendered(page, timeout=TIMEOUT_S)
+    wait_idle(page)
+    return context, page, drawn - start
+
+
+def step_once(page: object) -> float | None:
+    """Seconds from pressing ▶ until both panes drew the next pass; None on the last pass."""
+    button = page.get_by_role("button", name="▶", exact=True)  # type: ignore[attr-defined]
+    if button.count() == 0 or button.is_disabled():
+        return None
+    shown = canvas.version(page)  # type: ignore[arg-type]
+    start = time.monotonic()
+    button.click()
+    while canvas.version(page) == shown:  # type: ignore[arg-type]
+        time.sleep(0.02)
+    drawn = canvas.wait_rendered(page, timeout=TIMEOUT_S)  # type: ignore[arg-type]
+    wait_idle(page)  # type: ignore[arg-type]
+    return drawn - start
+
+
+def frame_latency(page: object, kind: str, act: object) -> tuple[float, float]:
+    """(median ms from an input event to the second frame after it, slowest frame interval in ms)."""
+    frame = canvas.canvas_frame(page)  # type: ignore[arg-type]
+    frame.evaluate(FRAME_CLOCK_JS, kind)
+    act()  # type: ignore[operator]
+    time.sleep(0.5)  # let the last movement show
+    clock = frame.evaluate(FRAME_CLOCK_READ_JS)
+    events, frames = clock["events"], clock["frames"]
+    latencies = []
+    for t in events:
+        after = [f for f in frames if f >= t]
+        if len(after) >= 2:
+            latencies.append(after[1] - t)
+    moving = [f for f in frames if events and events[0] <= f <= events[-1] + 200]
+    intervals = [b - a for a, b in itertools.pairwise(moving)]
+    return (statistics.median(latencies) if latencies else float("nan"),
+            max(intervals) if intervals else float("nan"))
+
+
+def zoom_and_pan(page: object, row: Row) -> None:
+    canvases = canvas.pane_canvases(page)  # type: ignore[arg-type]
+    area = canvases.nth(canvases.count() - 1).bounding_box()
+    x, y = area["x"] + area["width"] / 2, area["y"] + area["height"] / 2
+    mouse, keyboard = page.mouse, page.keyboard  # type: ignore[attr-defined]
+
+    def zoom() -> None:
+        mouse.move(x, y)
+        keyboard.down("Control")
+        for k in range(12):
+            mouse.wheel(0, -120 if k < 6 else 120)
+            time.sleep(0.12)
+        keyboard.up("Control")
+
+    def pan() -> None:
+        mouse.move(x, y)
+        mouse.down()
+        for k in range(1, 25):
+            mouse.move(x + 6 * k, y + 4 * k)
+            time.sleep(0.03)
+        mouse.up()
+
+    row.zoom_ms, row.zoom_worst_ms = frame_latency(page, "wheel", zoom)
+    row.pan_ms, row.pan_worst_ms = frame_latency(page, "mousemove", pan)
+
+
+def node_count(page: object) -> str:
+    nodes = canvas.pane_nodes(page)  # type: ignore[arg-type]
+    return " → ".join(f"{len(ids):,}" for ids in nodes) if nodes else "?"
+
+
+def bench_sample(browser: object, base: str, sample: str, steps: int) -> Row:
+    row = Row(sample)
+    url = f"{base}/Graph?sample={sample}"
+    context, page, row.first_open = open_graph_page(browser, url)
+    context.close()  # type: ignore[attr-defined]
+    context, page, row.open = open_graph_page(browser, url)
+    row.nodes = node_count(page)
+    zoom_and_pan(page, row)
+    for _ in range(steps):
+        took = step_once(page)
+        if took is None:
+            row.note = "last pass reached"
+            break
+        row.steps.append(took)
+    context.close()  # type: ignore[attr-defined]
+    return row
+
+
+def seconds(value: float) -> str:
+    return "—" if value != value else f"{value:.1f} s"
+
+
+def millis(value: float) -> str:
+    return "—" if value != value else f"{value:.0f} ms"
+
+
+def table(rows: list[Row]) -> str:
+    head = ("| sample | nodes (before → after) | first open (compile) | open | step (median / slowest) "
+            "| zoom (median / worst frame) | pan (median / worst frame) |")
+    lines = [head, "|" + "---|" * 7]
+    for r in rows:
+        step = (f"{statistics.median(r.steps):.1f} / {max(r.steps):.1f} s" if r.steps else "—")
+        target = TARGETS.get(r.sample)
+        if target is not None:
+            ok_open = r.open <= target[0]
+            ok_step = bool(r.steps) and statistics.median(r.steps) <= target[1]
+            step += f" ({'≤' if ok_step else '>'} {target[1]:.0f} s target)"
+            opened = f"{seconds(r.open)} ({'≤' if ok_open else '>'} {target[0]:.0f} s target)"
+        else:
+            opened = seconds(r.open)
+        zoom = f"{millis(r.zoom_ms)} / {millis(r.zoom_worst_ms)}"
+        pan = f"{millis(r.pan_ms)} / {millis(r.pan_worst_ms)}"
+        lines.append(f"| {r.sample} | {r.nodes} | {seconds(r.first_open)} | {opened} | {step} | {zoom} | {pan} |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--samples", default=",".join(SAMPLES))
+    parser.add_argument("--steps", type=int, default=3)
+    parser.add_argument("--out", type=Path, help="also write the table (Markdown) to this file")
+    args = parser.parse_args(argv)
+    from playwright.sync_api import sync_playwright
+
+    samples = [s for s in args.samples.split(",") if s]
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="ge_bench_canvas_") as tmp, streamlit_server(Path(tmp)) as server, \
+            sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])
+        for sample in samples:
+            print(f"{sample} ...", file=sys.stderr, flush=True)
+            rows.append(bench_sample(browser, server.url, sample, args.steps))
+        browser.close()
+        traceback = server.tracebacks()
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    text = (f"{table(rows)}\n\nChromium {CHROMIUM} headless, software WebGL, viewport {VIEWPORT['width']}x"
+            f"{VIEWPORT['height']}; {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
+            f"load average {load} at the end.")
+    print(text)
+    if args.out:
+        args.out.write_text(text + "\n")
+    if traceback:
+        print("the server printed a traceback:\n" + traceback[-3000:], file=sys.stderr)
+        raise SystemExit(1)
+
+
+if __name__ == "__main__":
+    main()

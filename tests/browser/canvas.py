@@ -1,0 +1,248 @@
+"""Driving the graph canvas (Model Explorer in an iframe, workbench_ui.canvas) in Chromium, as a user does:
+wait until a pane has drawn its graph, find the node boxes it drew, click one, read what each pane and the
+workbench's inspector then show. Used by the browser tests and by bench/bench_canvas.py.
+
+Model Explorer draws with WebGL: its nodes are no DOM elements. A node box is found where a user finds it,
+on the screen: a screenshot of the pane, the boxes in the colours of the overlay shown (with the op
+category overlay every op has one: `?colour=category` on the Graph page, the default on the Model page).
+What a pane has selected is read from Model Explorer's own node panel (kept in the page, hidden beside the
+workbench's inspector), the node the page heard from the canvas element's `data-selected`.
+"""
+
+from __future__ import annotations
+
+import io
+import time
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, cast
+
+import numpy as np
+from PIL import Image
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Frame, Locator, Page
+
+CANVAS = ".ge-canvas"  # the component's root: data-version (the panes' fingerprint), data-selected (a node id)
+FRAME = "iframe.ge-canvas-frame"
+RENDERER = "webgl-renderer canvas.main"  # one per pane
+# Model Explorer's parts drawn over a pane's canvas: left out when looking for what the graph drew.
+OVER_THE_CANVAS = ("div.toolbar", "legends-panel", "div.sync-navigation-container")
+BUSY_TEXTS = ("Processing",)  # Model Explorer's "Processing graph..." while its worker lays the graph out
+ERROR_TEXTS = ("is not served", "page that opened this canvas is gone", "Failed to")
+SELECTED_IDS_JS = """
+() => Array.from(document.querySelectorAll('info-panel')).map(panel => {
+  for (const row of panel.querySelectorAll('table.info-attrs tr')) {
+    const key = row.querySelector('td.key');
+    if (key && key.textContent.trim() === 'id') {
+      const value = row.querySelector('td.value .text-content');
+      return value ? value.textContent.trim() : '';
+    }
+  }
+  return '';
+})
+"""
+# The node ids of each pane's main graph, from what the page handed to the canvas (canvas.js's store).
+PANE_NODES_JS = """
+async (root) => {
+  const store = window.__geCanvas || {};
+  const frame = root.querySelector('iframe');
+  const token = frame ? new URL(frame.src, location.href).searchParams.get('ge') : null;
+  const data = token ? store[token] : null;
+  if (!data) return null;
+  const texts = await Promise.all(data.graphs.map(
+    g => typeof g === 'string' ? g : fetch(g.url).then(r => r.text())));
+  return texts.map(text => JSON.parse(text).graphs[0].nodes
+    .filter(n => !n.id.startsWith('input:') && !n.id.startsWith('output:')).map(n => n.id));
+}
+"""
+
+
+@dataclass(frozen=True)
+class Box:
+    """Something drawn on a pane, in page pixels: its bounding box and its median colour."""
+
+    x: float
+    y: float
+    width: float
+    height: float
+    colour: tuple[int, int, int]
+
+    @property
+    def centre(self) -> tuple[float, float]:
+        return self.x + self.width / 2, self.y + self.height / 2
+
+
+def canvas_root(page: Page, index: int = 0) -> Locator:
+    return page.locator(CANVAS).nth(index)
+
+
+def canvas_frame(page: Page, index: int = 0) -> Frame:
+    handle = canvas_root(page, index).locator("iframe").element_handle()
+    frame = handle.content_frame() if handle is not None else None
+    assert frame is not None, "the canvas has no iframe"
+    return frame
+
+
+def pane_canvases(page: Page, index: int = 0) -> Locator:
+    return canvas_frame(page, index).locator(RENDERER)
+
+
+def version(page: Page, index: int = 0) -> str:
+    return canvas_root(page, index).get_attribute("data-version") or ""
+
+
+def page_selected(page: Page, index: int = 0) -> str:
+    """The node the page selected (what the canvas element was last given)."""
+    return canvas_root(page, index).get_attribute("data-selected") or ""
+
+
+def pane_selected(page: Page, index: int = 0) -> list[str]:
+    """The node each pane has selected ("" for none), from Model Explorer's own node panel."""
+    return cast(list[str], canvas_frame(page, index).evaluate(SELECTED_IDS_JS))
+
+
+def pane_nodes(page: Page, index: int = 0) -> list[list[str]] | None:
+    """The op node ids of each pane's graph, as the page handed them over (None before it has)."""
+    return cast("list[list[str]] | None", canvas_root(page, index).evaluate(PANE_NODES_JS))
+
+
+def drawn_pixels(page: Page, pane: Locator) -> tuple[np.ndarray, dict[str, float]]:
+    """A pane's canvas as RGB pixels (Model Explorer's toolbar, legend and sync button blanked) and where
+    it is on the page."""
+    pane.scroll_into_view_if_needed()
+    box = pane.bounding_box()
+    assert box is not None, "the pane is not on the page"
+    pixels = np.asarray(Image.open(io.BytesIO(pane.screenshot(animations="disabled"))).convert("RGB")).astype(int)
+    frame = canvas_frame(page)
+    frame_box = page.locator(FRAME).first.bounding_box() or {"x": 0.0, "y": 0.0}
+    offset_x, offset_y = box["x"] - frame_box["x"], box["y"] - frame_box["y"]
+    for selector in OVER_THE_CANVAS:
+        covers = cast(list[dict[str, float]], frame.locator(selector).evaluate_all(
+            "els => els.map(e => { const r = e.getBoundingClientRect();"
+            " return {x: r.x, y: r.y, width: r.width, height: r.height}; })"))
+        for c in covers:
+            x0, y0 = int(c["x"] - offset_x), int(c["y"] - offset_y)
+            x1, y1 = int(c["x"] + c["width"] - offset_x) + 1, int(c["y"] + c["height"] - offset_y) + 1
+            pixels[max(y0, 0):max(y1, 0), max(x0, 0):max(x1, 0)] = 255
+    return pixels, box
+
+
+def ink(pixels: np.ndarray) -> int:
+    """How many pixels are not background: 0 while the pane is blank."""
+    return int(((pixels < 235).any(axis=2)).sum())
+
+
+def coloured_boxes(pixels: np.ndarray, origin: dict[str, float], *, min_width: int = 14,
+                   min_height: int = 9) -> list[Box]:
+    """The filled coloured rectangles drawn on a pane (node boxes in their overlay colour; a layer's thin
+    colour strip is lower than `min_height`), in page coordinates."""
+    saturation = pixels.max(axis=2) - pixels.min(axis=2)
+    mask = (saturation > 35) & (pixels.max(axis=2) > 90)
+    height, width = mask.shape
+    seen = np.zeros_like(mask)
+    found = []
+    for y, x in zip(*(a.tolist() for a in np.nonzero(mask)), strict=True):
+        if seen[y, x]:
+            continue
+        seen[y, x] = True
+        queue, count = deque([(y, x)]), 0
+        x0 = x1 = x
+        y0 = y1 = y
+        while queue:
+            cy, cx = queue.popleft()
+            count += 1
+            x0, x1, y0, y1 = min(x0, cx), max(x1, cx), min(y0, cy), max(y1, cy)
+            for ny, nx in ((cy + 1, cx), (cy - 1, cx), (cy, cx + 1), (cy, cx - 1)):
+                if 0 <= ny < height and 0 <= nx < width and mask[ny, nx] and not seen[ny, nx]:
+                    seen[ny, nx] = True
+                    queue.append((ny, nx))
+        w, h = x1 - x0 + 1, y1 - y0 + 1
+        if w >= min_width and h >= min_height and count >= 0.35 * w * h:
+            inside = pixels[y0:y1 + 1, x0:x1 + 1][mask[y0:y1 + 1, x0:x1 + 1]]
+            r, g, b = (int(c) for c in np.median(inside, axis=0))
+            found.append(Box(origin["x"] + x0, origin["y"] + y0, w, h, (r, g, b)))
+    return found
+
+
+def wait_rendered(page: Page, panes: int | None = None, index: int = 0, timeout: float = 90) -> float:
+    """Wait until the canvas shows `panes` panes (any number when None), each with its graph drawn;
+    returns when (time.monotonic()). Fails on an error the canvas shows."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            frame = canvas_frame(page, index)
+            text = frame.inner_text("body", timeout=1000)
+            canvases = frame.locator(RENDERER)
+            count = canvases.count()
+        except Exception:
+            text, count = "", 0
+        assert not any(e in text for e in ERROR_TEXTS), f"the canvas shows an error: {text[:500]}"
+        if count and (panes is None or count == panes) and not any(b in text for b in BUSY_TEXTS):
+            try:
+                if all(ink(drawn_pixels(page, canvases.nth(i))[0]) > 200 for i in range(count)):
+                    return time.monotonic()
+            except Exception:
+                pass
+        if time.monotonic() > deadline:
+            raise AssertionError(f"the canvas did not draw {panes or 'its'} pane(s) within {timeout:.0f} s "
+                                 f"(it shows {count} pane(s); its text: {text[:300]!r})")
+        time.sleep(0.1)
+
+
+def node_boxes(page: Page, pane: int = -1, index: int = 0) -> list[Box]:
+    """The node boxes drawn on pane `pane` (the last, "after", by default)."""
+    canvases = pane_canvases(page, index)
+    target = canvases.nth(pane if pane >= 0 else canvases.count() + pane)
+    return coloured_boxes(*drawn_pixels(page, target))
+
+
+def click_a_node(page: Page, pane: int = -1, index: int = 0, avoid: Sequence[Box] = ()) -> str:
+    """Click a node box of pane `pane` (away from the pane's centre, where a node the page selected sits,
+    and from the boxes in `avoid`) and return the node the page then selects."""
+    before = page_selected(page, index)
+    boxes = node_boxes(page, pane, index)
+    assert boxes, "no node box is drawn on the pane"
+    canvases = pane_canvases(page, index)
+    area = canvases.nth(pane if pane >= 0 else canvases.count() + pane).bounding_box()
+    assert area is not None
+    middle = (area["x"] + area["width"] / 2, area["y"] + area["height"] / 2)
+    far = sorted(boxes, key=lambda b: -abs(b.centre[1] - middle[1]) - abs(b.centre[0] - middle[0]))
+    choices = [b for b in far if b not in avoid and abs(b.centre[1] - middle[1]) > b.height] or far
+    box = choices[len(choices) // 2] if before else boxes[len(boxes) // 2]
+    page.mouse.click(*box.centre)
+    return wait_selected(page, lambda node: node != before and node != "", index)
+
+
+def wait_selected(page: Page, wanted: Any, index: int = 0, timeout: float = 60) -> str:
+    """The page's selected node once `wanted(node)` holds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        node = page_selected(page, index)
+        if wanted(node):
+            return node
+        if time.monotonic() > deadline:
+            raise AssertionError(f"the page did not select the node expected (it has {node!r})")
+        time.sleep(0.1)
+
+
+def wait_panes_selected(page: Page, node: str, index: int = 0, timeout: float = 60) -> list[str]:
+    """Every pane whose graph holds `node` has it selected (the panes in step); returns what each shows."""
+    deadline = time.monotonic() + timeout
+    known: dict[str, list[list[str]]] = {}  # version -> the panes' node ids (parsed once: MBs on big models)
+    while True:
+        at = version(page, index)
+        nodes = known.get(at) or pane_nodes(page, index) or []
+        known[at] = nodes
+        shown = pane_selected(page, index)
+        expected = [node if node in ids else "" for ids in nodes]
+        holding = [i for i, ids in enumerate(nodes) if node in ids]
+        if nodes and not holding:  # the passes so far removed it: nothing to be in step on
+            return shown
+        if holding and len(shown) == len(nodes) and all(shown[i] == node for i in holding):
+            return shown
+        if time.monotonic() > deadline:
+            raise AssertionError(f"the panes are not in step on {node!r}: they select {shown}, "
+                                 f"expected {expected}")
+        time.sleep(0.2)

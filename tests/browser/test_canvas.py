@@ -1,0 +1,168 @@
+"""The graph canvas in a real headless Chromium, on the default sample and on real models (resnet50,
+densenet121, bert_encoder_torch, synthetic_10k): the canvas draws its panes, a click on a node box selects
+that node in the workbench's inspector beside it, the before/after panes stay in step (both select the
+node) while stepping through the passes, after a reload and in a second browser session; no page error,
+no exception on the page, no traceback in the server's log (conftest checks it after every test).
+
+One server for the module (conftest): a sample's first test pays for its compile. The Model page's canvas,
+the Debug page's failure graph and an uploaded model are here too.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+import pytest
+
+from ge_core.samples.registry import DEFAULT_SAMPLE
+from tests.app.models import tiny_model
+from tests.browser.harness import (
+    CANVAS_READY,
+    SHOTS,
+    Server,
+    assert_no_exception,
+    new_tab,
+    skip_unless_available,
+    wait_idle,
+)
+
+skip_unless_available()
+
+from playwright.sync_api import Browser, Page, expect  # noqa: E402  (after the skip: may be missing)
+
+from tests.browser import canvas  # noqa: E402  (numpy and PIL: only once the browser tests run)
+
+SAMPLES = [DEFAULT_SAMPLE, "resnet50", "densenet121", "bert_encoder_torch", "synthetic_10k"]
+NEXT = "▶"
+
+
+@pytest.fixture
+def tab(browser: Browser) -> Iterator[Page]:
+    with new_tab(browser) as page:
+        yield page
+
+
+def watch_errors(page: Page) -> list[str]:
+    """Uncaught errors in the page or its canvas frame, and console errors (Streamlit's own 404s for the
+    health check under a page's path aside)."""
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(f"uncaught: {e}"))
+    page.on("console", lambda m: errors.append(f"console: {m.text}")
+            if m.type == "error" and "404" not in m.text else None)
+    return errors
+
+
+def inspector_names(page: Page, node: str) -> None:
+    """The workbench's inspector (beside the canvas) shows `node`: its header names it as code."""
+    header = page.get_by_test_id("stMarkdownContainer").filter(
+        has=page.locator("code", has_text=re.compile(f"^{re.escape(node)}$"))).filter(has=page.locator("strong"))
+    expect(header.first).to_be_visible()
+
+
+def open_canvas(page: Page, url: str, panes: int | None = None) -> None:
+    page.goto(url)
+    page.wait_for_selector(CANVAS_READY)
+    canvas.wait_rendered(page, panes, timeout=180)
+    wait_idle(page)
+    assert_no_exception(page)
+
+
+def a_shared_node(page: Page) -> str:
+    """A node both panes hold, from the middle of the graph (a big graph opens on its layers)."""
+    before, after = canvas.pane_nodes(page) or ([], [])
+    common = [n for n in after if n in set(before)]
+    assert common, "the panes share no node"
+    return common[len(common) // 2]
+
+
+def step_ahead(page: Page) -> bool:
+    """Press ▶ (the next pass) and wait for the canvas's new panes; False when on the last pass."""
+    button = page.get_by_role("button", name=NEXT, exact=True)
+    if button.count() == 0 or button.is_disabled():
+        return False
+    shown = canvas.version(page)
+    button.click()
+    expect(page.locator(f"{canvas.CANVAS}:not([data-version='{shown}'])")).to_have_count(1)
+    canvas.wait_rendered(page, timeout=180)
+    wait_idle(page)
+    return True
+
+
+@pytest.mark.parametrize("sample", SAMPLES)
+def test_the_graph_canvas_draws_selects_and_steps_in_step(server: Server, browser: Browser, sample: str) -> None:
+    url = f"{server.url}/Graph?sample={sample}&colour=category"
+    with new_tab(browser) as tab:
+        errors = watch_errors(tab)
+        open_canvas(tab, url, panes=2)  # first visit: the first pass that changed something, before | after
+        tab.screenshot(path=str(SHOTS / f"canvas_{sample}_first.png"))
+        if not canvas.node_boxes(tab):  # a big graph opens on its layers: open one at a node, as a link does
+            open_canvas(tab, f"{url}&node={a_shared_node(tab)}", panes=2)
+        node = canvas.click_a_node(tab)  # a click on a node box ...
+        inspector_names(tab, node)  # ... selects it in the inspector beside the canvas
+        assert f"node={node}" in tab.url.replace("%20", " ")  # and in the address (a reload keeps it)
+        canvas.wait_panes_selected(tab, node)  # both panes select it
+        for _ in range(2):  # stepping through the passes keeps the node selected on both sides
+            if not step_ahead(tab):
+                break
+            canvas.wait_panes_selected(tab, node)
+        assert_no_exception(tab)
+        address = tab.url
+        tab.reload()
+        tab.wait_for_selector(CANVAS_READY)
+        canvas.wait_rendered(tab, timeout=180)
+        wait_idle(tab)
+        canvas.wait_panes_selected(tab, node)
+        tab.screenshot(path=str(SHOTS / f"canvas_{sample}_reload.png"))
+        assert errors == []
+    with new_tab(browser) as other:  # a second session on the same address
+        errors = watch_errors(other)
+        open_canvas(other, address)
+        canvas.wait_panes_selected(other, node)
+        assert errors == []
+
+
+def test_the_model_page_canvas_inspects_a_clicked_node(server: Server, tab: Page) -> None:
+    errors = watch_errors(tab)
+    open_canvas(tab, f"{server.url}/?sample=transformer_encoder", panes=1)
+    node = canvas.click_a_node(tab, pane=0)
+    inspector_names(tab, node)
+    assert canvas.pane_selected(tab) == [node]
+    tab.screenshot(path=str(SHOTS / "canvas_model.png"))
+    assert errors == []
+
+
+def test_the_debug_page_shows_the_failing_graph_with_the_nodes_concerned(server: Server, tab: Page) -> None:
+    errors = watch_errors(tab)
+    open_canvas(tab, f"{server.url}/Debug?sample=shape_mismatch", panes=1)
+    errors_shown = " ".join(tab.locator("[data-testid='stAlertContentError']").all_inner_texts())
+    assert "at nodes 'y', 'z'" in errors_shown
+    canvas.wait_panes_selected(tab, "y")  # centred on the first node concerned
+    inspector_names(tab, "y")
+    red = [b for b in canvas.node_boxes(tab, pane=0) if b.colour[0] > 200 and b.colour[1] < 215]
+    assert red, "the nodes concerned are not marked"
+    tab.screenshot(path=str(SHOTS / "debug_broken_model.png"))
+    assert errors == []
+
+
+def test_an_uploaded_model_opens_on_the_canvas(server: Server, tab: Page) -> None:
+    errors = watch_errors(tab)
+    open_canvas(tab, f"{server.url}/", panes=1)
+    tab.get_by_test_id("stSidebar").get_by_text("Upload", exact=True).click()
+    upload = tab.locator("[data-testid='stFileUploaderDropzoneInput']")
+    upload.set_input_files(files=[{"name": "tiny.onnx", "mimeType": "application/octet-stream",
+                                   "buffer": tiny_model()}])
+    expect(tab.locator("h3").first).to_have_text("tiny.onnx")
+    canvas.wait_rendered(tab, panes=1, timeout=180)
+    wait_idle(tab)
+    nodes = canvas.pane_nodes(tab)
+    assert nodes == [["add", "relu"]], nodes
+    node = canvas.click_a_node(tab, pane=0)
+    assert node in ("add", "relu")
+    inspector_names(tab, node)
+    tab.get_by_role("link", name="Graph").first.click()  # the upload follows the user to the Graph page
+    tab.wait_for_selector(CANVAS_READY)
+    canvas.wait_rendered(tab, timeout=180)
+    wait_idle(tab)
+    assert_no_exception(tab)
+    assert errors == []
