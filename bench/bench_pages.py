@@ -62,11 +62,13 @@ CHANGES: dict[str, tuple[str, Callable[[Page], None]]] = {
 WATCH_RUNS = """() => {
   const app = document.querySelector("[data-testid='stApp']");
   window.__geRuns = [];
-  new MutationObserver(() => window.__geRuns.push(app.getAttribute('data-test-script-state')))
-    .observe(app, {attributes: true, attributeFilter: ['data-test-script-state']});
+  new MutationObserver(records => {  // a state that came and went before the callback is in oldValue
+    for (const r of records) window.__geRuns.push(r.oldValue);
+    window.__geRuns.push(app.getAttribute('data-test-script-state'));
+  }).observe(app, {attributes: true, attributeOldValue: true, attributeFilter: ['data-test-script-state']});
 }"""
-RUN_ENDED = """() => window.__geRuns.includes('running')
-  && window.__geRuns[window.__geRuns.length - 1] === 'notRunning'"""
+RUN_ENDED = """() => window.__geRuns.length > 0
+  && window.__geRuns[window.__geRuns.length - 1] === 'notRunning'"""  # the click's run came and ended
 
 
 def first_view(tab: Page, url: str) -> float:
