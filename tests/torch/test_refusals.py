@@ -84,8 +84,9 @@ def test_a_bad_dim_range_is_refused_with_torch_export_words() -> None:
 def test_without_torch_the_api_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch) -> None:
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "torch" else real(name, *a))
-    with pytest.raises(UsageError, match=r"pip install torch==2\.13\.0"):
+    with pytest.raises(UsageError, match=r"pip install torch==2\.13\.0") as refused:
         ge_core.from_torch(nn.Linear(2, 2), (torch.randn(1, 2),))
+    assert "pip install '.[torch]'" in str(refused.value)  # the pyproject extra
     with pytest.raises(UsageError, match="PyTorch is not installed"):
         ge_core.torch_backend()
     assert issubclass(UsageError, GEError)

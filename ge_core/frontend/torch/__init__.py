@@ -22,8 +22,8 @@ if TYPE_CHECKING:
     from ge_core.ir.graph import Graph
 
 TORCH_PIN = "torch==2.13.0"
-INSTALL_HINT = (f"Install PyTorch (the CPU build is enough): pip install {TORCH_PIN}, or "
-                "pip install -r requirements-dev.txt followed by scripts/install_test_deps.sh.")
+INSTALL_HINT = (f"Install PyTorch (the CPU build is enough): pip install '.[torch]' from the repository "
+                f"(torch>=2.6), or pip install {TORCH_PIN}, the CPU build on these machines.")
 
 
 def require_torch() -> None:
