@@ -8,7 +8,7 @@ from workbench_ui.canvas import CANVAS_COLUMNS, CANVAS_HEIGHT
 from workbench_ui.graph_canvas import show_downloads, show_step_canvas, step_panes
 from workbench_ui.graph_controls import CHANGE, graphs_at, pass_records, pick_colour, pick_step, step_diff
 from workbench_ui.graph_inspector import selected_node, show_finder, show_inspector
-from workbench_ui.graph_views import show_changes, show_legend
+from workbench_ui.graph_views import constants_note, show_changes, show_legend
 from workbench_ui.router import sidebar_config
 from workbench_ui.session import require_model
 from workbench_ui.text import md_escape
@@ -36,6 +36,8 @@ diff = step_diff(config.cache_key, step, before, after)
 colour = pick_colour(step is not None and step.changed)
 node, side = selected_node(before, after)
 
+if step is not None and step.changed and not (diff.added or diff.removed or diff.changed):
+    st.caption(constants_note(diff, before, after, step.name))  # nothing to mark on the canvas: say why
 canvas, panel = st.columns(CANVAS_COLUMNS)
 with canvas:
     panes = step_panes(config.cache_key, pipeline, step, before, after, diff, colour)
@@ -49,4 +51,4 @@ if step is not None:
     st.caption(f"**{md_escape(step.name)}** ({step.stage}): {md_escape(step.description)}")
 show_downloads(pipeline, step, after)
 if step is not None:
-    show_changes(diff)
+    show_changes(diff, before, after, step.name)

@@ -25,7 +25,7 @@ if outcome.compiled is None:
     st.stop()
 compiled = outcome.compiled
 st.subheader(f"{choice.title} at {config.opt_level}")
-show_headline(compiled)
+show_headline(compiled, config.disabled)
 show_pipeline_table(compiled)
 weights = outcome.load.summary.parameter_bytes if outcome.load and outcome.load.summary else 0
 show_dump_download(compiled, config, weights)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
 
+import pandas as pd
 import streamlit as st
 
 from ge_core import Graph, PassRecord
@@ -78,26 +79,46 @@ def show_inspector(before: Graph, after: Graph, selected: str, diff: GraphDiff |
     d = inspection.details
     _header(inspection)
     if inspection.changes:
-        st.dataframe([{"what": c.what, "change": c.kind, "before": c.before, "after": c.after}
-                      for c in inspection.changes], hide_index=True)
+        _table([{"what": c.what, "change": c.kind, "before": c.before, "after": c.after}
+                for c in inspection.changes])
     st.code(d.text, language=None, wrap_lines=True)
     st.markdown("**Attributes**")
     if d.attrs:
-        st.dataframe(d.attrs, hide_index=True)
+        _table(d.attrs)
     else:
         st.caption("none")
     st.markdown("**Inputs** (TensorDesc: shape, dtype, format)")
-    st.dataframe(d.inputs, hide_index=True)
+    _tensors(d.inputs)
     st.markdown("**Outputs**")
-    st.dataframe(d.outputs, hide_index=True)
+    _tensors(d.outputs)
     _neighbours("Producers (click to go)", d.producers, PRODUCERS_KEY)
     _neighbours("Consumers (click to go)", d.consumers, CONSUMERS_KEY)
     if d.fused:
         st.markdown(f"**Fused body**: {len(d.body)} ops run as one kernel (open it on the canvas with the "
                     "node's subgraph button)")
-        st.dataframe(d.body, hide_index=True)
+        _table(d.body)
     if records:
         _fusions(records, d.ref)
+
+
+def _table(rows: Sequence[dict[str, str]]) -> None:
+    """A small table shown whole: every cell's text wraps (the panel beside the canvas is narrow, and a
+    grid's cut-off cells hid the values that matter: shapes, reasons)."""
+    st.table(pd.DataFrame(list(rows)), hide_index=True)
+
+
+TENSOR_FIELDS = ("shape", "dtype", "format", "kind", "origin", "producer", "consumers", "graph output")
+
+
+def _tensors(rows: Sequence[dict[str, str]]) -> None:
+    """The TensorDescs, one per row: `#`, slot and tensor as the row's name, then its fields, transposed
+    (fields down, tensors across), so a few tensors fit the panel's width."""
+    if not rows:
+        st.caption("none")
+        return
+    columns = {" ".join(v for v in (r.get("#", ""), r.get("slot", ""), r.get("tensor", "")) if v):
+               {f: r[f] for f in TENSOR_FIELDS if f in r} for r in rows}
+    st.table(pd.DataFrame(columns).fillna(""), hide_index=False)
 
 
 def _header(inspection: Inspection) -> None:
@@ -137,6 +158,6 @@ def _fusions(records: Sequence[PassRecord], node: str) -> None:
              "fused node": f.fused_node} for f in fusions_of_node(records, node.split(" › ")[-1])]
     st.markdown("**Fusion decisions about it**")
     if rows:
-        st.dataframe(rows, hide_index=True, column_config={"fused": st.column_config.CheckboxColumn()})
+        _table([{**r, "fused": "yes" if r["fused"] else "no"} for r in rows])
     else:
         st.caption("No fusion pass so far considered it.")

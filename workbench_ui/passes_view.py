@@ -24,10 +24,13 @@ PASS_KEY_PREFIX = "ge_pass_on:"
 ONNX_DUMP_LIMIT = 32 << 20  # weights above this: the dump zip leaves out the per-pass .onnx files
 
 
-def show_headline(compiled: CompiledModel) -> None:
+def show_headline(compiled: CompiledModel, disabled: tuple[str, ...] = ()) -> None:
     records = compiled.records
     cols = st.columns(5)
-    cols[0].metric("Passes run", len(records))
+    off = f"{len(disabled)} switched off" if disabled else None
+    cols[0].metric("Passes run", len(records), delta=off, delta_color="off", delta_arrow="off",
+                   help="Records of the compile (a pass can run more than once)"
+                        + (": switched off " + ", ".join(disabled) if disabled else ""))
     cols[1].metric("Changed the graph", sum(r.changed for r in records))
     cols[2].metric("Nodes", f"{len(compiled.input_graph):,} → {len(compiled.graph):,}",
                    help="Nodes as imported → nodes after the last pass")

@@ -12,7 +12,7 @@ from ge_core.viz import category_legend, format_bytes, format_count, op_table, t
 from workbench_ui.loading import LoadOutcome
 from workbench_ui.model_canvas import show_graph_canvas
 from workbench_ui.model_picker import ModelChoice
-from workbench_ui.text import head_lines, md_escape, problems_markdown
+from workbench_ui.text import SHAPE_BOX, code_span, head_lines, md_escape, problems_markdown, web_words
 
 INTRO = (
     "**What am I looking at?** GE Workbench imports an ONNX model into a **GE Graph**, the graph IR of "
@@ -35,17 +35,26 @@ def show_model(choice: ModelChoice, outcome: LoadOutcome, key: Hashable) -> None
 
 
 def show_load_error(outcome: LoadOutcome) -> None:
-    st.error("  \n".join(md_escape(line) for line in outcome.error.splitlines()))  # keep its lines
+    st.error("  \n".join(md_escape(web_words(line)) for line in outcome.error.splitlines()))  # keep its lines
     if outcome.exception is not None:
         with st.expander("Traceback (for the bug report)"):
             st.exception(outcome.exception)
 
 
 def show_legality(summary: ModelSummary) -> None:
-    if summary.ok:
-        st.success("Legality check passed: every operator has a kernel and every shape is known.")
-    else:
+    if not summary.ok:
         st.error(problems_markdown(summary))
+        return
+    open_dims = [t for t in [*summary.inputs, *summary.outputs] if not all(d.isdigit() for d in t.dims)]
+    if not open_dims:
+        st.success("Legality check passed: every operator has a kernel and every shape is known.")
+        return
+    shown = ", ".join(f"{code_span(t.name)} [{md_escape(', '.join(t.dims))}]" for t in open_dims[:6])
+    more = f" and {len(open_dims) - 6} more" if len(open_dims) > 6 else ""
+    st.success("Legality check passed: every operator has a kernel and the shapes fit together.")
+    st.info(f"Some sizes are known only when the model runs: {shown}{more}. Set the symbolic dims in "
+            f"{SHAPE_BOX} (`name:d0,d1,...`) and shape inference works out every shape from them.",
+            icon=":material/straighten:")
 
 
 def show_summary(summary: ModelSummary) -> None:

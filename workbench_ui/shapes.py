@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import streamlit as st
 
+from ge_core import Graph
 from workbench_ui.loading import LoadOutcome, symbolic_inputs
 from workbench_ui.model_picker import ModelChoice
 from workbench_ui.persist import keep
 from workbench_ui.text import code_span, md_escape
 
+PREFILLED_KEY = "ge_shapes_prefilled"  # the model whose box was prefilled from its declared dims
 SHAPE_HELP = (
     "Sizes for the model's symbolic dims, written as ATC's `--input_shape` takes them: `name:d0,d1,...` "
     "per input, inputs separated by `;`, e.g. `x:1,3,224,224;mask:1,128`. Only symbolic dims can be "
@@ -29,14 +31,29 @@ def current_spec(choice: ModelChoice) -> str:
     return str(st.session_state.get(spec_key(choice), choice.default_spec) or "")
 
 
+def declared_spec(graph: Graph) -> str:
+    """A spec from the dims the model declares for its inputs with symbolic dims, 1 for each symbolic one
+    (`x:1,3,224,224` for `x: [batch, 3, 224, 224]`): a start to edit."""
+    return ";".join(f"{name}:" + ",".join("1" if isinstance(d, str) else str(d) for d in dims)
+                    for name, dims in graph.input_dim_params.items() if any(isinstance(d, str) for d in dims))
+
+
 def shape_box(choice: ModelChoice, outcome: LoadOutcome) -> None:
-    """Draw the box when the model has symbolic dims, or when a spec is set (so a bad one can be fixed)."""
+    """Draw the box when the model has symbolic dims, or when a spec is set (so a bad one can be fixed).
+    A model without a spec of its own (an upload) gets the box prefilled from its declared dims, once."""
     symbolic = symbolic_inputs(outcome.result.graph) if outcome.result is not None else {}
     if not symbolic and not current_spec(choice):
         return
-    keep(spec_key(choice), choice.default_spec)
+    key = spec_key(choice)
+    if symbolic and not choice.default_spec and key not in st.session_state and outcome.result is not None:
+        st.session_state[key] = declared_spec(outcome.result.graph)
+        st.session_state[PREFILLED_KEY] = choice.key
+        st.rerun()  # import with it (the page was computed without a spec)
+    keep(key, choice.default_spec)
     st.sidebar.text_input("Input shapes", key=spec_key(choice), help=SHAPE_HELP, persist_state="session",
                           placeholder="x:1,3,224,224;mask:1,128")
     if symbolic:
         dims = "; ".join(f"{code_span(name)}: {md_escape(', '.join(params))}" for name, params in symbolic.items())
-        st.sidebar.caption(f"Symbolic dims: {dims}")
+        prefilled = (" Prefilled from the model's declared dims, 1 for each symbolic one: edit and press Enter."
+                     if st.session_state.get(PREFILLED_KEY) == choice.key else "")
+        st.sidebar.caption(f"Symbolic dims: {dims}.{prefilled}")

@@ -8,7 +8,7 @@ from ge_core.debugging import Failure
 from workbench_ui.loading import LoadOutcome
 from workbench_ui.navigation import DEBUG_PAGE
 from workbench_ui.session import CompileOutcome
-from workbench_ui.text import code_span, md_escape
+from workbench_ui.text import code_span, md_escape, shape_advice, web_words
 
 PHASE_TITLES = {"load": "Import", "compile": "Compile", "run": "Run"}
 
@@ -40,9 +40,12 @@ def show_compile_failure(outcome: CompileOutcome) -> None:
 
 def show_failure_headline(failure: Failure) -> None:
     """The failure in one red box: what happened (naming pass, stage and nodes) and what to do."""
-    text = md_escape(failure.headline)
-    if failure.hint:
-        text += "  \n**What to do:** " + md_escape(failure.hint)
+    text = md_escape(web_words(failure.headline))
+    hint = web_words(failure.hint or "")
+    if hint.startswith("Fix the model"):  # a shape problem: say what to do for its kind
+        hint = " ".join(shape_advice(failure.message.splitlines())) or hint
+    if hint:
+        text += "  \n**What to do:** " + md_escape(hint)
     st.error(text, icon=":material/error:")
 
 

@@ -13,7 +13,7 @@ from ge_core.frontend import import_onnx
 from ge_core.frontend.summary import summarize
 from ge_core.samples.registry import DEFAULT_SAMPLE, get_sample, list_samples, sample_bytes
 from tests.app.apptest import canvas, click_canvas, overlay, pane_nodes
-from tests.app.models import tiny_model
+from tests.app.models import symbolic_model, tiny_model
 from workbench_ui.model_picker import SAMPLE_KEY
 from workbench_ui.text import md_escape
 
@@ -130,6 +130,21 @@ def test_upload_of_a_model_and_refusal_of_external_data() -> None:
     at.run()
     assert not at.exception
     assert len(at.error) == 1 and "external data" in at.error[0].value
+
+
+def test_an_uploaded_model_with_symbolic_dims_gets_the_box_prefilled() -> None:
+    at = run_app()
+    at.sidebar.radio[0].set_value("Upload").run()
+    at.sidebar.file_uploader[0].set_value(("sym.onnx", symbolic_model(), "application/octet-stream")).run()
+    assert not at.exception and not at.error
+    assert at.sidebar.text_input[0].value == "x:1,4"  # from the declared dims, 1 for the symbolic one
+    assert "Prefilled from the model's declared dims" in at.sidebar.caption[-1].value
+    assert inputs_table(at)[0]["dims"] == "[1, 4]"
+    assert "every shape is known" in at.success[0].value
+    at.sidebar.text_input[0].set_value("").run()  # cleared by the user: stays cleared, the sizes open
+    assert at.sidebar.text_input[0].value == ""
+    assert "known only when the model runs" in at.info[0].value and "Input shapes box" in at.info[0].value
+    assert "every shape is known" not in at.success[0].value
 
 
 def test_tiny_model_is_valid() -> None:

@@ -136,9 +136,9 @@ def test_a_click_on_the_canvas_selects_the_node_in_the_inspector() -> None:
     assert canvas(at, CANVAS_KEY)["selected"]["id"] == "conv1"
     text = texts(at)
     assert "**Conv** `conv1`" in text and "changed by this pass" in text
-    tables = [df.value for df in at.dataframe]
-    inputs = next(t for t in tables if "slot" in t.columns)
-    assert list(inputs["slot"]) == ["X", "W", "B"] and list(inputs["shape"])[1] == "[16, 3, 3, 3]"
+    inputs = next(t.value for t in at.table if "0 X image" in t.value.columns)  # tensors across, fields down
+    assert list(inputs.columns) == ["0 X image", "1 W conv1.weight", "2 B conv1.bias"]
+    assert inputs.loc["shape", "1 W conv1.weight"] == "[16, 3, 3, 3]" and inputs.loc["kind", "0 X image"] == "graph input"
     assert finder(at).value == "conv1"
     at.button_group(key=CONSUMERS_KEY).set_value("relu1").run()  # a consumer pill: go to relu1
     assert "**Relu** `relu1`" in texts(at) and canvas(at, CANVAS_KEY)["selected"]["id"] == "relu1"
@@ -158,7 +158,7 @@ def test_the_finder_lists_every_node_and_selects_one() -> None:
     assert box.label.startswith(f"Go to a node ({len(box.options)}")
     box.set_value("relu1").run()
     assert canvas(at, CANVAS_KEY)["selected"]["id"] == "relu1"
-    body = next(df.value for df in at.dataframe if "fused body" in df.value.columns)
+    body = next(t.value for t in at.table if "fused body" in t.value.columns)
     assert list(body["op"]) == ["Conv", "Relu"]
 
 

@@ -76,6 +76,8 @@ def test_turning_a_pass_off_recompiles_and_the_sidebar_follows() -> None:
     assert at.multiselect(key=DISABLED_KEY).value == ["CsePass"]
     assert "CsePass" not in {r["pass"] for r in pass_rows(at)}
     assert len(pass_rows(at)) == len(before) - 2  # CSE runs twice at O3
+    (runs,) = [m for m in at.metric if m.label == "Passes run"]
+    assert runs.value == str(len(before) - 2) and runs.delta == "1 switched off"  # says why it went down
     at.multiselect(key=DISABLED_KEY).set_value([]).run()  # the sidebar is the same switch
     assert len(pass_rows(at)) == len(before)
     at.button_group(key=OPT_KEY).set_value("O1").run()

@@ -16,11 +16,15 @@ import pytest
 from streamlit.source_util import page_icon_and_name
 
 from ge_core.errors import ModelError, UsageError
+from ge_core.frontend import load_onnx
 from ge_core.frontend.summary import ModelSummary
+from ge_core.samples.registry import DEFAULT_SAMPLE, sample_bytes
+from ge_core.viz import diff_graphs
 from tests.app.models import tiny_model
 from workbench_ui.loading import import_model_bytes, symbolic_inputs
 from workbench_ui.navigation import PAGES, ROOT
-from workbench_ui.text import code_span, head_lines, md_escape, problems_markdown
+from workbench_ui.graph_views import constants_note
+from workbench_ui.text import code_span, head_lines, md_escape, problems_markdown, shape_advice, web_words
 
 
 def test_import_model_bytes_imports_an_upload() -> None:
@@ -99,3 +103,33 @@ def drawing_callbacks(func: Callable[..., Any]) -> list[str]:
     """Parameters typed as callables returning None (aliases such as Progress resolved)."""
     return [arg for arg, hint in typing.get_type_hints(func).items() if arg != "return"
             and typing.get_origin(hint) is collections.abc.Callable and typing.get_args(hint)[-1] in (None, type(None))]
+
+
+def test_web_words_speak_of_the_sidebar_not_of_cli_flags() -> None:
+    assert web_words('Pass --input-shape "x:1,3" (or feed --inputs).') == (
+        'Type "x:1,3" in the sidebar\'s Input shapes box.')
+    assert web_words("Fix the model, or set its symbolic dims with --input-shape.") == (
+        "Fix the model, or set its symbolic dims in the sidebar's Input shapes box.")
+    said = web_words("--input-shape gives input 'x' 2 dims [1, 2], but the model declares 3")
+    assert "--" not in said and said.startswith("The input-shape spec gives input 'x'")
+
+
+def test_shape_problems_say_what_to_do_for_their_kind() -> None:
+    mismatch = ["node 'y' (MatMul) with inputs [[1,3,4], [5,6]]: inner dimensions differ: [1, 3, 4] @ [5, 6]"]
+    (advice,) = shape_advice(mismatch)
+    assert "Re-export it from its framework" in advice and "Input shapes box" in advice
+    (advice,) = shape_advice(["graph input 'x' has no shape; give one with --input-shape"])
+    assert "give it one in the sidebar's Input shapes box" in advice
+    summary = ModelSummary("m", "", {"": 17}, [], [], 2, {"MatMul": 1}, 0, 0, problems=mismatch)
+    assert "**What to do:** The shapes the model declares do not fit together" in problems_markdown(summary)
+
+
+def test_a_pass_that_only_drops_constants_says_so() -> None:
+    before = load_onnx(sample_bytes(DEFAULT_SAMPLE))
+    after = before.copy()
+    name = sorted(after.constants)[0]
+    del after.constants[name]
+    note = constants_note(diff_graphs(before, after), before, after, "PrunePass")
+    assert note.startswith("PrunePass changed no node: it dropped 1 constant (")
+    assert code_span(name) in note and "not boxes on the canvas" in note
+    assert constants_note(diff_graphs(before, before), before, before, "CsePass") == ""
