@@ -138,7 +138,8 @@ def test_a_click_on_the_canvas_selects_the_node_in_the_inspector() -> None:
     assert "**Conv** `conv1`" in text and "changed by this pass" in text
     inputs = next(t.value for t in at.table if "0 X image" in t.value.columns)  # tensors across, fields down
     assert list(inputs.columns) == ["0 X image", "1 W conv1.weight", "2 B conv1.bias"]
-    assert inputs.loc["shape", "1 W conv1.weight"] == "[16, 3, 3, 3]" and inputs.loc["kind", "0 X image"] == "graph input"
+    assert inputs.loc["shape", "1 W conv1.weight"] == "[16, 3, 3, 3]"
+    assert inputs.loc["kind", "0 X image"] == "graph input"
     assert finder(at).value == "conv1"
     at.button_group(key=CONSUMERS_KEY).set_value("relu1").run()  # a consumer pill: go to relu1
     assert "**Relu** `relu1`" in texts(at) and canvas(at, CANVAS_KEY)["selected"]["id"] == "relu1"

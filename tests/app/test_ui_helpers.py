@@ -21,9 +21,9 @@ from ge_core.frontend.summary import ModelSummary
 from ge_core.samples.registry import DEFAULT_SAMPLE, sample_bytes
 from ge_core.viz import diff_graphs
 from tests.app.models import tiny_model
+from workbench_ui.graph_views import constants_note
 from workbench_ui.loading import import_model_bytes, symbolic_inputs
 from workbench_ui.navigation import PAGES, ROOT
-from workbench_ui.graph_views import constants_note
 from workbench_ui.text import code_span, head_lines, md_escape, problems_markdown, shape_advice, web_words
 
 
