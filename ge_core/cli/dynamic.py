@@ -19,11 +19,10 @@ from copy import copy
 from dataclasses import replace
 from typing import Any
 
-from ge_core.cli.options import cache_of, config_from_args, source_of
+from ge_core.cli.options import cache_of, config_from_args, graph_of
 from ge_core.cli.profile import kernel_table, unit_line
 from ge_core.cli.verbs import RUN_OPT_LEVEL, cache_line, print_outputs
 from ge_core.errors import UsageError
-from ge_core.frontend import load_onnx
 from ge_core.hardware import DEFAULT_PROFILE
 from ge_core.runtime.npz import read_npz
 from ge_core.session import FUSION_MODES, Session
@@ -95,7 +94,7 @@ def _session(args: argparse.Namespace, verb: str) -> Session:
                                "ge.dynamicBatchSize": args.dynamic_batch_size, "ge.fusionMode": args.fusion_mode}
     session = Session({k: v for k, v in options.items() if v}, config=replace(config, input_shapes=""),
                       cache=cache_of(args))
-    session.add_graph(GRAPH_ID, load_onnx(source_of(args)))
+    session.add_graph(GRAPH_ID, graph_of(args))
     return session
 
 

@@ -46,7 +46,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m ge_core", description="GE Workbench command line.")
+    parser = argparse.ArgumentParser(prog="python -m ge_core", description="GE Workbench command line.",
+                                     epilog="MODEL may be model.py:FUNCTION, a PyTorch model (FUNCTION returns "
+                                            "(module, example_inputs)): this runs the file's code, so give "
+                                            "trusted local files only.")
     verbs = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
     model, compiling = model_options(), compile_options()
 

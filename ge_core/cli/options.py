@@ -2,6 +2,8 @@
 CompileConfig (`config_from_args`), so no verb spells the configuration again.
 
     model_options()     MODEL, --input-shape, --debug                                   (every verb)
+                        MODEL: an .onnx file, sample:NAME, a .gem (run/compile/profile), or
+                        model.py:FUNCTION, a PyTorch model (this runs the file's code: trusted files only)
     compile_options()   --config, --opt-level, --fusion-switch-file, --verify, --hardware,
                         --precision-mode and the memory-planning switches               (run, compile, profile)
     add_tables_option() --tables DIR: the UI's tables as CSV files                      (compile)
@@ -24,7 +26,9 @@ from ge_core.compiler import compile as ge_compile
 from ge_core.config import PRECISION_MODES, CompileConfig
 from ge_core.debugging.reproducer import REPRODUCER_KEYS
 from ge_core.errors import UsageError, quote
-from ge_core.frontend.onnx import Source
+from ge_core.frontend.onnx import ImportResult, Source, import_onnx, load_onnx
+from ge_core.frontend.torch.factory import graph_from_factory, is_factory_spec
+from ge_core.ir.graph import Graph
 from ge_core.memory.order import MEMORY_ORDERS
 from ge_core.memory.planners import STRATEGIES
 from ge_core.offline.cache import CompileCache
@@ -33,7 +37,9 @@ from ge_core.samples import get_sample, sample_bytes
 
 def model_options() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("model", help="an .onnx file, or sample:NAME for a bundled sample")
+    common.add_argument("model", help="an .onnx file, sample:NAME for a bundled sample, or model.py:FUNCTION for a "
+                                      "PyTorch model (FUNCTION returns (module, example_inputs[, dynamic_shapes])). "
+                                      "This runs the file's code: give trusted local files only")
     common.add_argument("--input-shape", "--input_shape", dest="input_shape", default="",
                         help='ATC-style shapes for symbolic dims: "x:1,3,640,640;mask:1,128"')
     common.add_argument("--debug", action="store_true", help="print tracebacks")
@@ -129,15 +135,35 @@ def cache_of(args: argparse.Namespace) -> CompileCache | None:
     return CompileCache(Path(args.cache_dir)) if args.cache_dir else CompileCache.default()
 
 
-def source_of(args: argparse.Namespace) -> Source:
+def source_of(args: argparse.Namespace) -> Source | Graph:
+    """MODEL as compile takes it: ONNX bytes or a path, or for model.py:FUNCTION the from_torch graph."""
     model = str(args.model)
+    if is_factory_spec(model) and not model.startswith("sample:"):
+        if args.input_shape:
+            raise UsageError(f"--input-shape does not apply to the PyTorch model {quote(model)}: its shapes are "
+                             "its example inputs'.", hint="Return other example inputs, or dynamic_shapes as "
+                                                          "a third item, from the function.")
+        return graph_from_factory(model)
     if model.startswith("sample:"):
         return sample_bytes(model.removeprefix("sample:"))
     path = Path(model)
     if not path.is_file():
         raise UsageError(f"model file '{model}' not found.",
-                         hint="Give a path to an .onnx file, or sample:NAME (see the README for samples).")
+                         hint="Give a path to an .onnx file, sample:NAME (see the README for samples) or "
+                              "model.py:FUNCTION (a PyTorch model).")
     return str(path)
+
+
+def imported_of(args: argparse.Namespace) -> ImportResult:
+    """MODEL imported for `inspect` (a PyTorch model is converted whole, or refused with every problem)."""
+    source = source_of(args)
+    return ImportResult(source) if isinstance(source, Graph) else import_onnx(source, input_shapes_of(args) or None)
+
+
+def graph_of(args: argparse.Namespace) -> Graph:
+    """MODEL as a verified Graph, its symbolic dims left symbolic (the Session's input)."""
+    source = source_of(args)
+    return source if isinstance(source, Graph) else load_onnx(source)
 
 
 def input_shapes_of(args: argparse.Namespace) -> str:

@@ -10,11 +10,10 @@ from typing import Any
 
 import numpy as np
 
-from ge_core.cli.options import compiled_from_args, input_shapes_of, source_of, value_stats
+from ge_core.cli.options import compiled_from_args, imported_of, value_stats
 from ge_core.compiler import CompiledModel
 from ge_core.debugging.dump import write_dumps
 from ge_core.errors import printable
-from ge_core.frontend import import_onnx
 from ge_core.frontend.summary import summarize
 from ge_core.ops import REGISTRY
 from ge_core.passes.npu.report import lowering_line
@@ -28,7 +27,7 @@ RUN_OPT_LEVEL = "O0"  # `run` runs the model as imported unless told otherwise
 
 
 def cmd_inspect(args: argparse.Namespace) -> int:
-    result = import_onnx(source_of(args), input_shapes_of(args) or None)
+    result = imported_of(args)
     summary = summarize(result)
     if args.json:
         print(json.dumps(summary.to_json() | {"supported_ops": REGISTRY.supported()}, indent=2))
