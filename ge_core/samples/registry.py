@@ -1,6 +1,6 @@
 """The sample registry: the models the CLI and the web app offer by name.
 
-Five kinds of sample:
+Six kinds of sample:
 - `sample`:   small models built by sample_models/build_samples.py, committed with seeded inputs and
               ONNX Runtime's outputs (`<name>.inputs.npz`, `<name>.outputs.npz`);
 - `broken`:   models built by the same script that the workbench must refuse, for debugging demos;
@@ -11,7 +11,9 @@ Five kinds of sample:
               input (`ge_core.samples.calibrate`), so a numeric comparison means something;
 - `exported`: models exported from real frameworks into sample_models/exported/, when present;
 - `synthetic`: models built in memory, seeded, by bench/synthetic.py (the compile-scaling benchmark's
-              generator), when that script is present: `synthetic_10k`, the scale test of every view.
+              generator), when that script is present: `synthetic_10k`, the scale test of every view;
+- `torch`:    PyTorch modules built in code with seeded random weights (torch_models.py), converted by
+              ge_core.from_torch and served as ONNX bytes (torch_samples.py), when PyTorch is installed.
 """
 
 from __future__ import annotations
@@ -31,8 +33,9 @@ from onnx import TensorProto, helper, numpy_helper
 from ge_core.errors import ModelError, UsageError
 from ge_core.ops import REGISTRY
 from ge_core.samples.calibrate import calibrate_batch_norms
+from ge_core.samples.torch_samples import available_torch_samples, torch_sample_bytes
 
-SampleKind = Literal["sample", "broken", "light", "exported", "synthetic"]
+SampleKind = Literal["sample", "broken", "light", "exported", "synthetic", "torch"]
 
 SAMPLE_DIR = Path(__file__).resolve().parents[2] / "sample_models"
 EXPORTED_DIR = SAMPLE_DIR / "exported"
@@ -41,6 +44,7 @@ DEFAULT_SAMPLE = "conv_bn_relu"
 LIGHT_SEED = 0
 SYNTHETIC_SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "synthetic.py"
 SYNTHETIC_SEED = 0
+TORCH_MODELS = Path(__file__).resolve().parent / "torch_models.py"
 
 
 @dataclass(frozen=True)
@@ -51,7 +55,7 @@ class Sample:
     title: str
     description: str
     kind: SampleKind
-    path: Path  # the model file; for a synthetic sample, the script that builds it
+    path: Path  # the model file; for a synthetic or torch sample, the script that builds it
     input_shapes: str = ""
     nodes: int = 0  # synthetic samples: how many nodes to build
 
@@ -82,6 +86,8 @@ class Sample:
             return _randomized_bytes(self.path, LIGHT_SEED)
         if self.kind == "synthetic":
             return _synthetic_bytes(self.path, self.nodes, SYNTHETIC_SEED)
+        if self.kind == "torch":
+            return torch_sample_bytes(self.name)
         data = self.path.read_bytes()
         if self.kind == "exported" and _uses_external_data(onnx.load_from_string(data)):
             # The bytes path never reads external data, so inline it here from the model's own folder.
@@ -188,8 +194,8 @@ _SYNTHETIC: dict[str, tuple[str, str, int]] = {
 
 
 def list_samples() -> list[Sample]:
-    """Every sample available here: built ones, light models, exported models that exist, then
-    synthetic ones (when bench/synthetic.py is here)."""
+    """Every sample available here: built ones, light models, exported models that exist, synthetic ones
+    (when bench/synthetic.py is here), then PyTorch ones (when torch is installed)."""
     samples = [Sample(name, title, desc, "broken" if name in _BROKEN else "sample",
                       SAMPLE_DIR / f"{name}.onnx", shapes)
                for name, (title, desc, shapes) in _BUILT.items()]
@@ -206,6 +212,8 @@ def list_samples() -> list[Sample]:
     if SYNTHETIC_SCRIPT.is_file():
         samples += [Sample(name, title, desc, "synthetic", SYNTHETIC_SCRIPT, nodes=n)
                     for name, (title, desc, n) in _SYNTHETIC.items()]
+    samples += [Sample(name, title, desc, "torch", TORCH_MODELS) for name, (title, desc) in
+                available_torch_samples().items()]
     return samples
 
 
