@@ -20,6 +20,8 @@ plan_for (re-planning without the passes); profile_table, top_ops, unit_timeline
 roofline_lines, latency_by_node, output_comparison, profile_problems (every field of a hardware profile
 JSON at once); compare -> Comparison (metrics, node_alignment, latency_delta) and ComparisonSpec (JSON,
 address); fates (where each original node went); compile_tables (every table by its file name).
+
+A PyTorch model's module tree (the Model page): torch_modules, node_origins, module_table.
 """
 
 from ge_core.compiler import plan_for
@@ -89,6 +91,7 @@ from ge_core.viz.profile_views import (
 )
 from ge_core.viz.search import find_nodes
 from ge_core.viz.tables import format_bytes, format_count, op_table, tensor_table
+from ge_core.viz.torch_modules import module_table, node_origins, torch_modules
 
 __all__ = [
     "ALIGNMENTS",
@@ -147,9 +150,11 @@ __all__ = [
     "memory_overlay",
     "memory_switch_plans",
     "memory_timeline",
+    "module_table",
     "node_choices",
     "node_data",
     "node_details",
+    "node_origins",
     "op_table",
     "output_comparison",
     "overlay_json",
@@ -172,6 +177,7 @@ __all__ = [
     "strategy_timelines",
     "tensor_table",
     "top_ops",
+    "torch_modules",
     "unit_order",
     "unit_timeline",
     "unit_totals",
