@@ -22,7 +22,7 @@ UPLOADED_KEY = "ge_uploaded_file"  # (name, bytes) of the last upload, for every
 SOURCES = ("Sample", "Upload")
 
 # Shown before each sample's title, so the list reads as groups (list_samples() orders it by kind).
-KIND_PREFIX = {"sample": "Sample", "broken": "Broken", "light": "Zoo", "exported": "Export"}
+KIND_PREFIX = {"sample": "Sample", "broken": "Broken", "light": "Zoo", "exported": "Export", "torch": "PyTorch"}
 
 
 @dataclass(frozen=True)
@@ -63,7 +63,8 @@ def _sample_choice() -> ModelChoice:
     name = st.sidebar.selectbox("Sample model", names, key=SAMPLE_KEY, persist_state="session",
                                 format_func=lambda n: sample_label(samples[n]),
                                 help="Built samples are small models made for one lesson each; broken ones "
-                                     "show how refusals read; zoo models are real architectures.")
+                                     "show how refusals read; zoo models are real architectures; PyTorch "
+                                     "ones (with torch installed) are nn.Modules captured by torch.export.")
     _sync_query_param(name, default)
     sample = samples[name]
     return ModelChoice(f"sample:{name}:{_stamp(sample.path)}", sample.title, sample.description, sample.kind,
