@@ -132,7 +132,9 @@ def compiled_from_args(args: argparse.Namespace, *, default_opt_level: str = "O3
 def cache_of(args: argparse.Namespace) -> CompileCache | None:
     if args.no_cache:
         return None
-    return CompileCache(Path(args.cache_dir)) if args.cache_dir else CompileCache.default()
+    cache = CompileCache(Path(args.cache_dir)) if args.cache_dir else CompileCache.default()
+    cache.snapshots = bool(getattr(args, "dump_dir", None))  # only the per-pass dumps read them
+    return cache
 
 
 def source_of(args: argparse.Namespace) -> Source | Graph:

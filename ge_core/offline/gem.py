@@ -79,9 +79,11 @@ def write_gem(contents: Contents, path: str | os.PathLike[str], *, cache_key: st
     return target
 
 
-def read_gem(path: str | os.PathLike[str], *, expect_key: str | None = None, known: Graph | None = None) -> Contents:
+def read_gem(path: str | os.PathLike[str], *, expect_key: str | None = None, known: Graph | None = None,
+             snapshots: bool = True) -> Contents:
     """What `path` holds; refused cleanly if it is not an offline model this version wrote intact (or, with
-    `expect_key`, not the cache entry of that key). `known`: the graph it was written with, if any."""
+    `expect_key`, not the cache entry of that key). `known`: the graph it was written with, if any.
+    `snapshots=False` leaves the stored graphs after each pass unbuilt (records without snapshots)."""
     where = quote(os.fspath(path))
     try:  # one open file for the directory and the mapped bytes: a rename over `path` meanwhile is harmless
         with open(path, "rb") as file, zipfile.ZipFile(file) as archive:
@@ -100,7 +102,7 @@ def read_gem(path: str | os.PathLike[str], *, expect_key: str | None = None, kno
                          hint=_HINT) from None
     if known is not None:
         arrays.update(known_arrays(known))
-    return _contents(json.loads(model), arrays)
+    return _contents(json.loads(model), arrays, snapshots)
 
 
 def _mapped_arrays(data: memoryview, info: zipfile.ZipInfo, manifest: Mapping[str, Any], model: bytes, where: str,
@@ -190,13 +192,14 @@ def _arrays(data: bytes, where: str) -> dict[str, np.ndarray]:
         raise ModelError(f"{where}: its arrays cannot be read ({exc}).", hint=_HINT) from None
 
 
-def _contents(model: Mapping[str, Any], arrays: Mapping[str, np.ndarray]) -> Contents:
+def _contents(model: Mapping[str, Any], arrays: Mapping[str, np.ndarray], with_snapshots: bool = True) -> Contents:
     try:
         config = CompileConfig.from_json(model["config"])
         graph = graph_from_record(model["graph"], arrays)
         input_graph = graph_from_record(model["input_graph"], arrays)
         memory = plan_from_json(model["memory"]) if model["memory"] is not None else None
-        snapshots = {k: graph_from_record(g, arrays) for k, g in model.get("snapshots", {}).items()}
+        stored = model.get("snapshots", {}) if with_snapshots else {}
+        snapshots = {k: graph_from_record(g, arrays) for k, g in stored.items()}
         records = [_record(r, snapshots.get(r.get("snapshot") or "")) for r in model["records"]]
         seconds, extra = float(model["compile_seconds"]), dict(model["extra_report"])
     except (KeyError, TypeError, ValueError) as exc:

@@ -154,7 +154,7 @@ def play(graph: Graph, axis: DynamicAxis, sizes: Sequence[int], strategy: str, c
     if config.hardware is None:
         raise UsageError("playing requests needs a hardware target for the simulated latency.",
                          hint="Give the CompileConfig a hardware profile, e.g. hardware='ascend910'.")
-    cache = CompileCache(cache_dir) if cache_dir is not None and strategy != "static" else None
+    cache = CompileCache(cache_dir, snapshots=False) if cache_dir is not None and strategy != "static" else None
     session = Session(config=config, cache=cache)
     result = Playback(strategy)
     low, high = low or min(sizes), high or max(sizes)

@@ -82,7 +82,9 @@ class Session:
                              hint=f"The graph's inputs are: {', '.join(graph.inputs) or '(none)'}.")
         spec = {**given, **{n: d for n, d in _spec_of(graph).items() if n not in given}}
         parsed = parsed.with_spec(spec)
-        cache = self._cache or (CompileCache(parsed.cache_dir) if parsed.cache_dir is not None else None)
+        cache = self._cache
+        if cache is None and parsed.cache_dir is not None:
+            cache = CompileCache(parsed.cache_dir, snapshots=False)  # runs read no pass snapshots
         stats = GraphStats()
         compiler = Compiler(graph, parsed.config, cache, stats)
         self._graphs[graph_id] = _Entry(graph, parsed, _plan(compiler, parsed, spec), stats)

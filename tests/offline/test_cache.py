@@ -96,3 +96,15 @@ def test_two_processes_compiling_the_same_model_at_once_both_succeed(tmp_path: P
     again = ge_core.compile(sample_bytes("densenet121"), cache=CompileCache(tmp_path / "cache"))
     assert again.report["cache"] == {**again.report["cache"], "hit": True, "key": results[0][0].split()[0]}
     assert not list((tmp_path / "cache").glob(".*partial"))
+
+
+def test_a_hit_rebuilds_the_pass_snapshots_only_when_asked(cache: CompileCache) -> None:
+    first = ge_core.compile(sample_bytes("conv_bn_relu"), cache=cache)
+    with_them = ge_core.compile(sample_bytes("conv_bn_relu"), cache=cache)
+    cache.snapshots = False
+    without = ge_core.compile(sample_bytes("conv_bn_relu"), cache=cache)
+    assert with_them.report["cache"]["hit"] and without.report["cache"]["hit"]
+    assert [r.snapshot is not None for r in with_them.records] == [r.snapshot is not None for r in first.records]
+    assert any(r.snapshot is not None for r in first.records) and all(r.snapshot is None for r in without.records)
+    assert str(with_them.records[-1].snapshot) == str(first.records[-1].snapshot)
+    assert without.report["passes"] == with_them.report["passes"]  # the records themselves are all there
