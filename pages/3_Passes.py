@@ -12,7 +12,7 @@ from workbench_ui.passes_view import (
     show_pipeline_table,
 )
 from workbench_ui.router import sidebar_config
-from workbench_ui.session import compile_outcome, require_model
+from workbench_ui.session import compile_note, compile_outcome, require_model
 from workbench_ui.status import show_compile_failure
 
 config = sidebar_config()
@@ -26,6 +26,7 @@ if outcome.compiled is None:
 compiled = outcome.compiled
 st.subheader(f"{choice.title} at {config.opt_level}")
 show_headline(compiled, config.disabled)
+st.caption(compile_note(compiled))
 show_pipeline_table(compiled)
 weights = outcome.load.summary.parameter_bytes if outcome.load and outcome.load.summary else 0
 show_dump_download(compiled, config, weights)

@@ -11,11 +11,12 @@ workbench_ui.router). Compiles are cached by hand (workbench_ui.shared_cache), s
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, replace
 
 import streamlit as st
 
-from ge_core import CompileConfig, CompiledModel, Graph, pass_names
+from ge_core import CompileCache, CompileConfig, CompiledModel, Graph, pass_names
 from ge_core import compile as ge_compile
 from ge_core.debugging import Failure, bug_failure, error_failure, import_failure
 from ge_core.errors import GEError
@@ -133,12 +134,35 @@ def _compile_with_progress(config: WorkbenchConfig, load: LoadOutcome, graph: Gr
         bar.progress(done / max(total, 1), text=f"Compiling: pass {done + 1} of {total}, {name}")
 
     try:
-        compiled = ge_compile(graph, config.compile_config(), progress=report)
+        compiled = ge_compile(graph, config.compile_config(), progress=report, cache=_disk_cache())
     except GEError as err:  # the model's fault (or a pass's refusal): cached like a success
         return CompileOutcome(config, load, None, error_failure(err, "compile", graph))
     finally:
         bar.empty()
     return CompileOutcome(config, load, compiled)
+
+
+def _disk_cache() -> CompileCache | None:
+    """The on-disk compile cache (GE_CACHE_DIR or the user's cache folder), so a second server start does
+    not compile again; none when that folder cannot be written (the page compiles as before)."""
+    cache = CompileCache.default()
+    try:
+        cache.folder.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None
+    return cache if os.access(cache.folder, os.W_OK) else None
+
+
+def compile_note(compiled: CompiledModel) -> str:
+    """How this compile came about: compiled now, or loaded from the disk cache (and what it saved)."""
+    seconds = float(compiled.report.get("compile_seconds", 0.0))
+    cache = compiled.report.get("cache", {})
+    if cache.get("hit"):
+        return (f"Loaded from the compile cache in {float(cache.get('load_seconds', 0.0)):.2f} s (entry "
+                f"{str(cache.get('key', ''))[:12]}; the compile it saved took {seconds:.2f} s).")
+    if cache.get("key") is None:
+        return f"Compiled in {seconds:.2f} s (the compile cache folder cannot be written: not kept on disk)."
+    return f"Compiled in {seconds:.2f} s; kept in the compile cache, so the next server start loads it."
 
 
 def draw_sidebar() -> WorkbenchConfig:

@@ -1,7 +1,7 @@
 """The compile cache: offline models on disk, keyed by everything a compile depends on.
 
     key = sha256(model content, CompileConfig.key(), the hardware profile's content, ge_core's version,
-                 the offline-model format)
+                 the offline-model format, ge_core's source code)
 
 An entry is one `.gem` file named by its key (ge_core/offline/gem.py), written to a temporary file and
 renamed into place, so a reader sees a whole entry or none and two processes compiling the same model at
@@ -14,6 +14,7 @@ entry). `GE_CACHE_DIR` overrides the per-user default folder.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 import os
@@ -40,13 +41,25 @@ def default_cache_dir() -> Path:
     return Path(base) / "ge_workbench"
 
 
+@functools.cache
+def code_fingerprint() -> str:
+    """A sha256 of ge_core's own source (every .py and data file of the package): any change to a pass, a
+    kernel or a profile makes new keys, so a cache never answers with what older code compiled (the
+    version string alone would not change while the code is edited). Read once per process (~10 ms)."""
+    root = Path(__file__).resolve().parents[1]
+    digest = hashlib.sha256()
+    for path in sorted(p for p in root.rglob("*") if p.suffix in (".py", ".json") and p.is_file()):
+        digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
 def compile_key(model_digest: str, config: CompileConfig) -> str:
     """The cache key of compiling the model with this sha256 under `config`."""
     profile = ""
     if config.hardware is not None:  # a profile file may change under the same name: its content counts
         profile = json.dumps(dataclasses.asdict(load_profile(config.hardware)), sort_keys=True, default=str)
     parts = [model_digest, config.key(), hashlib.sha256(profile.encode()).hexdigest(), __version__,
-             str(FORMAT_VERSION)]
+             str(FORMAT_VERSION), code_fingerprint()]
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:32]
 
 

@@ -6,6 +6,7 @@ import io
 import json
 import zipfile
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 import streamlit as st
@@ -65,6 +66,18 @@ def test_passes_table_has_one_row_per_record() -> None:
     assert [r["nodes after"] for r in rows] == [r.nodes_after for r in compiled.records]
     assert len(at.expander) == len(compiled.records)  # each pass explained
     assert compiled.records[0].description.split()[0] in at.expander[0].markdown[0].value
+
+
+def test_the_passes_page_says_whether_the_compile_came_from_the_disk_cache(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """A second server start (a fresh process: the in-memory caches are empty) loads the compile from disk."""
+    monkeypatch.setenv("GE_CACHE_DIR", str(tmp_path / "cache"))
+    st.cache_resource.clear()  # what a new server process starts with
+    first = open_page(PASSES)
+    assert any("Compiled in" in c.value for c in first.caption), [c.value for c in first.caption]
+    st.cache_resource.clear()
+    again = open_page(PASSES)
+    assert any("Loaded from the compile cache" in c.value for c in again.caption), [c.value for c in again.caption]
 
 
 def test_turning_a_pass_off_recompiles_and_the_sidebar_follows() -> None:
@@ -137,8 +150,9 @@ def test_an_uploaded_broken_model_lands_on_debug_with_the_node_named() -> None:
 
 @pytest.mark.usefixtures("fresh_caches")
 def test_a_failing_pass_shows_pass_stage_and_node_and_can_be_switched_off(
-        monkeypatch: pytest.MonkeyPatch, downloads: Downloads) -> None:
+        monkeypatch: pytest.MonkeyPatch, downloads: Downloads, tmp_path: Path) -> None:
     monkeypatch.setattr(CsePass, "run", RefusingPass.run)
+    monkeypatch.setenv("GE_CACHE_DIR", str(tmp_path))  # the disk cache knows the source, not this patch
     at = open_page(DEBUG_PAGE)
     assert not at.exception
     headline = at.error[1].value.replace("\\", "")
