@@ -38,7 +38,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("dynamo",),  # the torch.compile backend: captures (frontend), compiles (compiler), runs or simulates (sim)
     ("ge_core",),  # the public API (ge_core/__init__.py) stands above everything it exports
 )
-PUBLIC_DOOR = {"ge_core", "ge_core.viz", "ge_core.debugging", "ge_core.samples", "ge_core.errors", "ge_core.config"}
+PUBLIC_DOOR = {"ge_core", "ge_core.viz", "ge_core.debugging", "ge_core.samples", "ge_core.errors", "ge_core.config",
+               "ge_core.sweep"}
 RANK = {unit: rank for rank, units in enumerate(LAYERS) for unit in units}
 
 

@@ -18,14 +18,23 @@ from typing import Any
 import pandas as pd
 
 from ge_core.sweep.plan import ModelRef, NamedConfig, Task, named_configs, plan_tasks, read_configs
-from ge_core.sweep.results import COLUMNS, STATUSES, ResultsStore, load_results
+from ge_core.sweep.results import COLUMNS, STATUSES, ResultsStore, load_results, read_results
 from ge_core.sweep.runner import Progress, SweepError, sweep
-from ge_core.sweep.tables import metric_grid, metrics_table
+from ge_core.sweep.tables import (
+    GraphTarget,
+    filter_results,
+    graph_target,
+    grid_cells,
+    metric_grid,
+    metrics_table,
+    pareto_points,
+)
 from ge_core.sweep.task import NUMERIC_TOLERANCE, execute_task, run_task
 
-__all__ = ["COLUMNS", "NUMERIC_TOLERANCE", "STATUSES", "ModelRef", "NamedConfig", "Progress", "ResultsStore",
-           "SweepError", "Task", "execute_task", "load_results", "metric_grid", "metrics_table", "named_configs",
-           "plan_tasks", "read_configs", "run_task", "sweep"]
+__all__ = ["COLUMNS", "NUMERIC_TOLERANCE", "STATUSES", "GraphTarget", "ModelRef", "NamedConfig", "Progress",
+           "ResultsStore", "SweepError", "Task", "execute_task", "filter_results", "graph_target", "grid_cells",
+           "load_results", "metric_grid", "metrics_table", "named_configs", "pareto_points", "plan_tasks",
+           "read_configs", "read_results", "run_task", "sweep"]
 
 
 class _CallableModule(types.ModuleType):

@@ -10,6 +10,7 @@ journal once the file holds it all. A torn last journal line (a kill mid-write) 
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import time
@@ -18,6 +19,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from ge_core.errors import UsageError, quote
 
@@ -71,15 +74,44 @@ def load_results(path: str | os.PathLike[str]) -> pd.DataFrame:
     _check_suffix(file)
     if not file.is_file():
         raise UsageError(f"sweep results {quote(file)} not found.")
-    if file.suffix == ".csv":
+    return _parse(file, file.suffix, quote(file))
+
+
+def read_results(data: bytes, suffix: str, name: str, max_rows: int | None = None) -> pd.DataFrame:
+    """A results file's bytes (an upload: `name` names it in errors) as load_results reads a file: parsed by
+    pandas and pyarrow only (never pickle). More than `max_rows` rows, or bytes that are no results file,
+    are refused in words."""
+    _check_suffix(Path(f"file{suffix}"))
+    if suffix == ".parquet" and max_rows is not None:
+        try:
+            rows = pq.ParquetFile(io.BytesIO(data)).metadata.num_rows  # before decompressing anything
+        except (pa.ArrowException, OSError) as err:
+            raise UsageError(f"{quote(name)} is not a Parquet file ({err}).") from err
+        if rows > max_rows:
+            raise UsageError(f"{quote(name)} has {rows:,} rows, more than the {max_rows:,} this reads.",
+                             hint="Filter the sweep down (pandas) and load the smaller file.")
+    try:
+        frame = _parse(io.BytesIO(data), suffix, quote(name), max_rows)
+    except (ValueError, TypeError, pa.ArrowException, OSError, pd.errors.ParserError) as err:
+        raise UsageError(f"{quote(name)} cannot be read as a sweep results {suffix} file ({err}).",
+                         hint="Load a file written by `python -m ge_core sweep ... --out FILE`.") from err
+    if max_rows is not None and len(frame) > max_rows:
+        raise UsageError(f"{quote(name)} has more than the {max_rows:,} rows this reads.",
+                         hint="Filter the sweep down (pandas) and load the smaller file.")
+    return frame
+
+
+def _parse(source: Path | io.BytesIO, suffix: str, label: str, max_rows: int | None = None) -> pd.DataFrame:
+    if suffix == ".csv":
         numeric = [name for name, dtype in COLUMNS.items() if dtype != "string"]
-        frame = pd.read_csv(file, dtype={n: "string" for n, d in COLUMNS.items() if d == "string"},
-                            keep_default_na=False, na_values={n: ["", "<NA>"] for n in numeric})
+        frame = pd.read_csv(source, dtype={n: "string" for n, d in COLUMNS.items() if d == "string"},
+                            keep_default_na=False, na_values={n: ["", "<NA>"] for n in numeric},
+                            nrows=None if max_rows is None else max_rows + 1)
     else:
-        frame = pd.read_parquet(file)
+        frame = pd.read_parquet(source, engine="pyarrow")
     missing = [name for name in COLUMNS if name not in frame.columns]
     if missing:
-        raise UsageError(f"{quote(file)} is not a sweep results file: it has no {', '.join(missing)} column(s).")
+        raise UsageError(f"{label} is not a sweep results file: it has no {', '.join(missing)} column(s).")
     return _typed(frame)
 
 
