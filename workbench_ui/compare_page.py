@@ -30,6 +30,7 @@ from workbench_ui.charts import delta_chart
 from workbench_ui.model_picker import ModelChoice
 from workbench_ui.profile_page import FALLBACK_HARDWARE
 from workbench_ui.session import OPT_LEVELS, WorkbenchConfig, require_model
+from workbench_ui.sweep_view import show_sweep_results
 from workbench_ui.text import code_span, md_escape
 
 COMPARISON = "cmp"  # ?cmp=<ComparisonSpec.to_address()>
@@ -108,6 +109,14 @@ def on_screen(title: str, metrics: pd.DataFrame) -> str:
 
 
 def show_compare_page(config: WorkbenchConfig) -> None:
+    side_by_side, sweep = st.tabs(["Configurations side by side", "Sweep results"])
+    with sweep:  # first: it needs no model, and a click there switches pages before anything compiles
+        show_sweep_results()
+    with side_by_side:
+        show_side_by_side(config)
+
+
+def show_side_by_side(config: WorkbenchConfig) -> None:
     choice = require_model(config)
     reference = model_reference(choice)
     intro = st.container()

@@ -89,9 +89,8 @@ def pareto_points(results: pd.DataFrame, model: str | None = None) -> pd.DataFra
     if model is not None:
         points = ok[ok["model"] == model][columns].astype({"arena_bytes": "float64"}).assign(models=1)
     else:
-        per_model = ok.groupby("model", sort=False).apply(lambda g: set(zip(g["config_name"], g["hardware"],
-                                                                            strict=True)), include_groups=False)
-        every = set.union(*per_model) if len(per_model) else set()
+        per_model = {m: set(zip(g["config_name"], g["hardware"], strict=True)) for m, g in ok.groupby("model")}
+        every = set().union(*per_model.values())
         common = [m for m, have in per_model.items() if have == every]
         shared = ok[ok["model"].isin(common)].astype({"arena_bytes": "float64"})
         points = shared.groupby(["config_name", "hardware"], sort=False).agg(

@@ -81,6 +81,9 @@ def test_the_aggregate_is_the_geometric_mean_over_models_with_every_point() -> N
     made[3].update(status="refused")  # conv_bn_relu lacks O3: only mlp is averaged
     points = pareto_points(to_frame(made))
     assert list(points["models"]) == [1, 1] and list(points["simulated_us"]) == pytest.approx([10.0, 40.0])
+    for row in made:
+        row.update(status="refused")
+    assert pareto_points(to_frame(made)).empty and pareto_points(to_frame(made), "sample:mlp").empty
 
 
 def test_graph_target_reads_the_rows_config() -> None:
