@@ -154,10 +154,10 @@ def _go(key: str) -> None:
 
 
 def _fusions(records: Sequence[PassRecord], node: str) -> None:
-    rows = [{"pass": f.pass_name, "pattern": f.pattern, "fused": f.accepted, "role": f.role, "reason": f.reason,
-             "fused node": f.fused_node} for f in fusions_of_node(records, node.split(" › ")[-1])]
+    rows = [{"pass": f.pass_name, "pattern": f.pattern, "fused": "yes" if f.accepted else "no", "role": f.role,
+             "reason": f.reason, "fused node": f.fused_node} for f in fusions_of_node(records, node.split(" › ")[-1])]
     st.markdown("**Fusion decisions about it**")
     if rows:
-        _table([{**r, "fused": "yes" if r["fused"] else "no"} for r in rows])
+        _table(rows)
     else:
         st.caption("No fusion pass so far considered it.")
