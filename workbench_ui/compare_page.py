@@ -30,13 +30,14 @@ from workbench_ui.charts import delta_chart
 from workbench_ui.model_picker import ModelChoice
 from workbench_ui.profile_page import FALLBACK_HARDWARE
 from workbench_ui.session import OPT_LEVELS, WorkbenchConfig, require_model
-from workbench_ui.sweep_view import show_sweep_results
+from workbench_ui.sweep_view import show_sweep_results, sweep_loaded
 from workbench_ui.text import code_span, md_escape
 
 COMPARISON = "cmp"  # ?cmp=<ComparisonSpec.to_address()>
 NO_TARGET = "none"
 MAX_CONFIGS = 4
 SPEC_UPLOAD_KEY = "ge_compare_upload"
+SIDE_BY_SIDE_TAB, SWEEP_TAB = "Configurations side by side", "Sweep results"
 METRIC_COLUMNS = ["config", "status", "opt_level", "hardware", "precision_mode", "memory_strategy", "nodes",
                   "nodes_delta", "kernels", "kernels_delta", "arena_bytes", "arena_bytes_delta", "theory_min_bytes",
                   "simulated_us", "simulated_us_delta", "compile_seconds", "max_rel_error", "max_rel_error_delta",
@@ -109,7 +110,7 @@ def on_screen(title: str, metrics: pd.DataFrame) -> str:
 
 
 def show_compare_page(config: WorkbenchConfig) -> None:
-    side_by_side, sweep = st.tabs(["Configurations side by side", "Sweep results"])
+    side_by_side, sweep = st.tabs([SIDE_BY_SIDE_TAB, SWEEP_TAB], default=SWEEP_TAB if sweep_loaded() else None)
     with sweep:  # first: it needs no model, and a click there switches pages before anything compiles
         show_sweep_results()
     with side_by_side:

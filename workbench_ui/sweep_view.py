@@ -61,6 +61,11 @@ SWEEP_INTRO = (
 )
 
 
+def sweep_loaded() -> bool:
+    """A sweep is picked (the address names a server file, or one was uploaded): the page opens on its tab."""
+    return bool(address.read(SWEEP_PARAM)) or UPLOADED_KEY in st.session_state
+
+
 def show_sweep_results() -> None:
     open_requested_graph()
     st.markdown(SWEEP_INTRO)
