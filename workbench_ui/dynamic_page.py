@@ -20,6 +20,7 @@ import streamlit as st
 import ge_core
 from ge_core.errors import GEError
 from ge_core.samples import get_sample, sample_bytes
+from workbench_ui import address
 from workbench_ui.loading import load_model
 from workbench_ui.model_picker import ModelChoice
 from workbench_ui.session import WorkbenchConfig
@@ -98,9 +99,9 @@ def _settings(symbols: list[str]) -> dict[str, int | str]:
         except ValueError:
             start = default
         chosen[name] = int(column.number_input(labels[name], low, high, start, step=1))
-    params["dim"] = str(symbol)
-    for name in SETTINGS:
-        params[name] = str(chosen[name])
+    address.write("dim", symbol, default_symbol)  # defaults stay out of the address (no history entry of their own)
+    for name, default in SETTINGS.items():
+        address.write(name, chosen[name], default)
     return chosen
 
 
