@@ -12,6 +12,7 @@ workbench's inspector), the node the page heard from the canvas element's `data-
 from __future__ import annotations
 
 import io
+import re
 import time
 from collections import deque
 from collections.abc import Sequence
@@ -43,8 +44,8 @@ SELECTED_IDS_JS = """
   return '';
 })
 """
-# The node ids of each pane's main graph, from what the page handed to the canvas (canvas.js's store).
-PANE_NODES_JS = """
+# Each pane's op nodes as [id, namespace, label], from what the page handed to the canvas (canvas.js's store).
+PANE_OPS_JS = """
 async (root) => {
   const store = window.__geCanvas || {};
   const frame = root.querySelector('iframe');
@@ -54,9 +55,30 @@ async (root) => {
   const texts = await Promise.all(data.graphs.map(
     g => typeof g === 'string' ? g : fetch(g.url).then(r => r.text())));
   return texts.map(text => JSON.parse(text).graphs[0].nodes
-    .filter(n => !n.id.startsWith('input:') && !n.id.startsWith('output:')).map(n => n.id));
+    .filter(n => !n.id.startsWith('input:') && !n.id.startsWith('output:'))
+    .map(n => [n.id, n.namespace || '', n.label]));
 }
 """
+
+
+# The fill colours of the overlays the page handed to the canvas (node data: `bgColor` per node).
+OVERLAY_COLOURS_JS = """
+async (root) => {
+  const store = window.__geCanvas || {};
+  const frame = root.querySelector('iframe');
+  const token = frame ? new URL(frame.src, location.href).searchParams.get('ge') : null;
+  const data = token ? store[token] : null;
+  if (!data) return [];
+  const texts = await Promise.all(data.nodeData.map(
+    d => typeof d === 'string' ? d : fetch(d.url).then(r => r.text())));
+  const colours = new Set();
+  for (const text of texts)
+    for (const value of Object.values(JSON.parse(text).results || {}))
+      if (value.bgColor) colours.add(value.bgColor);
+  return Array.from(colours);
+}
+"""
+COLOUR_DISTANCE = 24  # a box's median fill against an overlay colour (antialiasing, the label's pixels)
 
 
 @dataclass(frozen=True)
@@ -103,9 +125,31 @@ def pane_selected(page: Page, index: int = 0) -> list[str]:
     return cast(list[str], canvas_frame(page, index).evaluate(SELECTED_IDS_JS))
 
 
+def pane_ops(page: Page, index: int = 0) -> list[list[tuple[str, str, str]]] | None:
+    """Each pane's op nodes as (id, layer, op type), as the page handed them over (None before it has)."""
+    panes = canvas_root(page, index).evaluate(PANE_OPS_JS)
+    return None if panes is None else [[(n[0], n[1], n[2]) for n in ops] for ops in panes]
+
+
 def pane_nodes(page: Page, index: int = 0) -> list[list[str]] | None:
-    """The op node ids of each pane's graph, as the page handed them over (None before it has)."""
-    return cast("list[list[str]] | None", canvas_root(page, index).evaluate(PANE_NODES_JS))
+    """The op node ids of each pane's graph (None before the page handed them over)."""
+    panes = pane_ops(page, index)
+    return None if panes is None else [[n[0] for n in ops] for ops in panes]
+
+
+def node_among_others(page: Page, index: int = 0) -> tuple[str, str]:
+    """(id, op type) of a node both panes hold, in the layer holding most such nodes (so when the canvas
+    opens on it, other op boxes are drawn around it, not only collapsed layers)."""
+    panes = pane_ops(page, index) or []
+    shared = set.intersection(*({n[0] for n in ops} for ops in panes)) if panes else set()
+    layers: dict[str, list[tuple[str, str, str]]] = {}
+    for node in panes[-1] if panes else []:
+        if node[0] in shared:
+            layers.setdefault(node[1], []).append(node)
+    assert layers, "the panes share no node"
+    crowd = max(layers.values(), key=len)
+    node = crowd[len(crowd) // 2]
+    return node[0], node[2]
 
 
 def drawn_pixels(page: Page, pane: Locator) -> tuple[np.ndarray, dict[str, float]]:
@@ -135,11 +179,12 @@ def ink(pixels: np.ndarray) -> int:
 
 
 def coloured_boxes(pixels: np.ndarray, origin: dict[str, float], *, min_width: int = 14,
-                   min_height: int = 9) -> list[Box]:
-    """The filled coloured rectangles drawn on a pane (node boxes in their overlay colour; a layer's thin
-    colour strip is lower than `min_height`), in page coordinates."""
+                   min_height: int = 12) -> list[Box]:
+    """The filled coloured rectangles drawn on a pane, in page coordinates: node boxes in their overlay's
+    pastel fill (the strong colours of borders and highlighted edges are left out, so a highlighted box is
+    not joined to its edges; a layer's thin colour strip is lower than `min_height`)."""
     saturation = pixels.max(axis=2) - pixels.min(axis=2)
-    mask = (saturation > 35) & (pixels.max(axis=2) > 90)
+    mask = (saturation > 30) & (pixels.min(axis=2) >= 95)
     height, width = mask.shape
     seen = np.zeros_like(mask)
     found = []
@@ -191,11 +236,41 @@ def wait_rendered(page: Page, panes: int | None = None, index: int = 0, timeout:
         time.sleep(0.1)
 
 
-def node_boxes(page: Page, pane: int = -1, index: int = 0) -> list[Box]:
-    """The node boxes drawn on pane `pane` (the last, "after", by default)."""
+def node_boxes(page: Page, pane: int = -1, index: int = 0, settle: float = 10) -> list[Box]:
+    """The node boxes drawn on pane `pane` (the last, "after", by default), once the picture stands still
+    (Model Explorer animates its moves to a node: two screenshots in a row the same, or `settle` s)."""
     canvases = pane_canvases(page, index)
     target = canvases.nth(pane if pane >= 0 else canvases.count() + pane)
-    return coloured_boxes(*drawn_pixels(page, target))
+    deadline = time.monotonic() + settle
+    pixels, origin = drawn_pixels(page, target)
+    while time.monotonic() < deadline:
+        time.sleep(0.25)
+        again, origin = drawn_pixels(page, target)
+        if np.array_equal(again, pixels):
+            break
+        pixels = again
+    boxes = coloured_boxes(pixels, origin)
+    fills = overlay_colours(page, index)
+    if not fills:
+        return boxes
+    return [b for b in boxes if min(sum(abs(c - f) for c, f in zip(b.colour, fill, strict=True))
+                                    for fill in fills) <= COLOUR_DISTANCE]
+
+
+def overlay_colours(page: Page, index: int = 0) -> list[tuple[int, int, int]]:
+    """The overlays' fill colours (what a node box is filled with; a layer is filled otherwise)."""
+    texts = cast(list[str], canvas_root(page, index).evaluate(OVERLAY_COLOURS_JS))
+    return [(int(t[1:3], 16), int(t[3:5], 16), int(t[5:7], 16)) for t in texts
+            if re.fullmatch(r"#[0-9a-fA-F]{6}", t)]
+
+
+def pick_in_finder(page: Page, node: str, op: str) -> None:
+    """Select `node` with the page's "Go to a node" box (typing filters its list of every node)."""
+    box = page.get_by_role("combobox", name=re.compile(r"^Go to a node"))
+    box.click()
+    box.fill(node)
+    page.get_by_role("option", name=f"{op} · {node}", exact=True).click()
+    wait_selected(page, lambda selected: selected == node)
 
 
 def click_a_node(page: Page, pane: int = -1, index: int = 0, avoid: Sequence[Box] = ()) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from urllib.parse import quote
 
 import pytest
 
@@ -68,14 +69,6 @@ def open_canvas(page: Page, url: str, panes: int | None = None) -> None:
     assert_no_exception(page)
 
 
-def a_shared_node(page: Page) -> str:
-    """A node both panes hold, from the middle of the graph (a big graph opens on its layers)."""
-    before, after = canvas.pane_nodes(page) or ([], [])
-    common = [n for n in after if n in set(before)]
-    assert common, "the panes share no node"
-    return common[len(common) // 2]
-
-
 def step_ahead(page: Page) -> bool:
     """Press ▶ (the next pass) and wait for the canvas's new panes; False when on the last pass."""
     button = page.get_by_role("button", name=NEXT, exact=True)
@@ -96,29 +89,30 @@ def test_the_graph_canvas_draws_selects_and_steps_in_step(server: Server, browse
         errors = watch_errors(tab)
         open_canvas(tab, url, panes=2)  # first visit: the first pass that changed something, before | after
         tab.screenshot(path=str(SHOTS / f"canvas_{sample}_first.png"))
-        if not canvas.node_boxes(tab):  # a big graph opens on its layers: open one at a node, as a link does
-            open_canvas(tab, f"{url}&node={a_shared_node(tab)}", panes=2)
-        node = canvas.click_a_node(tab)  # a click on a node box ...
-        inspector_names(tab, node)  # ... selects it in the inspector beside the canvas
-        assert f"node={node}" in tab.url.replace("%20", " ")  # and in the address (a reload keeps it)
-        canvas.wait_panes_selected(tab, node)  # both panes select it
-        for _ in range(2):  # stepping through the passes keeps the node selected on both sides
-            if not step_ahead(tab):
-                break
-            canvas.wait_panes_selected(tab, node)
+        # The page's finder opens a node's layer on both panes (a big graph opens on its layers) ...
+        node, op = canvas.node_among_others(tab)
+        canvas.pick_in_finder(tab, node, op)
+        canvas.wait_panes_selected(tab, node)
+        # ... then a click on another node box selects that node in the inspector beside the canvas,
+        clicked = canvas.click_a_node(tab)
+        inspector_names(tab, clicked)
+        assert f"node={quote(clicked, safe='')}" in tab.url or f"node={clicked}" in tab.url  # and in the address
+        canvas.wait_panes_selected(tab, clicked)  # on both panes
+        if step_ahead(tab):  # stepping to the next pass keeps it selected on both sides
+            canvas.wait_panes_selected(tab, clicked)
         assert_no_exception(tab)
         address = tab.url
         tab.reload()
         tab.wait_for_selector(CANVAS_READY)
         canvas.wait_rendered(tab, timeout=180)
         wait_idle(tab)
-        canvas.wait_panes_selected(tab, node)
-        tab.screenshot(path=str(SHOTS / f"canvas_{sample}_reload.png"))
+        canvas.wait_panes_selected(tab, clicked)
+        tab.screenshot(path=str(SHOTS / f"canvas_{sample}.png"))
         assert errors == []
     with new_tab(browser) as other:  # a second session on the same address
         errors = watch_errors(other)
         open_canvas(other, address)
-        canvas.wait_panes_selected(other, node)
+        canvas.wait_panes_selected(other, clicked)
         assert errors == []
 
 
@@ -166,3 +160,20 @@ def test_an_uploaded_model_opens_on_the_canvas(server: Server, tab: Page) -> Non
     wait_idle(tab)
     assert_no_exception(tab)
     assert errors == []
+
+
+def test_the_back_button_returns_to_the_pass_before_not_into_the_canvas(server: Server, tab: Page) -> None:
+    """The canvas keeps its state out of the browser's history (its iframe is made anew, Model Explorer's
+    own address changes replace their entry): Back leaves the step, then the page, as for any page."""
+    open_canvas(tab, f"{server.url}/Graph", panes=2)
+    first = tab.get_by_test_id("stSlider").inner_text()
+    entries = tab.evaluate("history.length")
+    assert step_ahead(tab)
+    assert tab.evaluate("history.length") == entries + 1  # the step's address, nothing from the canvas
+    shown = canvas.version(tab)
+    tab.go_back()
+    expect(tab.locator(f"{canvas.CANVAS}:not([data-version='{shown}'])")).to_have_count(1)
+    canvas.wait_rendered(tab, panes=2, timeout=180)
+    wait_idle(tab)
+    assert tab.get_by_test_id("stSlider").inner_text() == first
+    assert_no_exception(tab)

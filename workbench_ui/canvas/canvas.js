@@ -69,9 +69,7 @@ class Canvas {
     this.openButton.title = "This snapshot, with every detail and overlay, in a Model Explorer tab of its own";
     this.openButton.addEventListener("click", () => this.openTab());
     this.bar.append(this.status, this.openButton);
-    this.frame = document.createElement("iframe");
-    this.frame.className = "ge-canvas-frame";
-    this.frame.title = "Graph canvas (Model Explorer)";
+    this.frame = this.newFrame("about:blank");
     this.root.append(this.bar, this.frame);
     root.appendChild(this.root);
     this.version = null;
@@ -116,7 +114,20 @@ class Canvas {
     this.stopSelecting();
     const params = new URLSearchParams({ ge: token, embed: "1",
                                          data: JSON.stringify(urlData(data.panes, data.selected, data.sync)) });
-    this.frame.src = `${data.src}?${params.toString()}`;
+    // A new iframe, its address set before it joins the page: changing an iframe's src would add an entry
+    // to the browser's history, and the Back button would step the canvas instead of leaving the page.
+    const frame = this.newFrame(`${data.src}?${params.toString()}`);
+    frame.style.height = this.frame.style.height;
+    this.frame.replaceWith(frame);
+    this.frame = frame;
+  }
+
+  newFrame(src) {
+    const frame = document.createElement("iframe");
+    frame.className = "ge-canvas-frame";
+    frame.title = "Graph canvas (Model Explorer)";
+    frame.src = src;
+    return frame;
   }
 
   select(id) {

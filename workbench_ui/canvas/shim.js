@@ -104,6 +104,12 @@
     document.head.appendChild(style);
   }
 
+  // The app keeps its state in its own address (Angular's router), one history entry per change: in the
+  // workbench's page those entries would be the browser's, and Back would step the canvas, not the page.
+  // They replace the current entry instead (the state is the workbench's, in the page's own address).
+  const realReplaceState = window.history.replaceState.bind(window.history);
+  window.history.pushState = (state, title, url) => realReplaceState(state, title, url);
+
   // The app listens for its server's "refresh the page" directives; there is no server to send them.
   const RealEventSource = window.EventSource;
   window.EventSource = function (url, options) {
