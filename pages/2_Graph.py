@@ -19,7 +19,7 @@ GRAPH_INTRO = (
     "name, with what it **added**, **removed** and **changed** coloured (an attribute, a shape, dtype or "
     "format, or a rewired input), and a table of the changes below. Click a node to see its op, attributes "
     "and input/output TensorDescs in the inspector beside the canvas. Big graphs open folded into layers "
-    "(name scopes, structural blocks, runs of nodes): click a layer to open it. A **fused** node holds the "
+    "(name scopes, structural blocks, runs of nodes): double-click a layer to open it. A **fused** node holds the "
     "ops it replaced: its subgraph button opens its body."
 )
 

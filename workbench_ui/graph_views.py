@@ -26,10 +26,11 @@ def show_legend(colour_by_change: bool) -> None:
     if colour_by_change:
         badges = " ".join(f":{LEGEND_BADGES[s]}-background[{s}]" for s, _ in diff_legend())
         st.caption(f"Colours: {badges}. The two panes follow each other: a node selected on one side is "
-                   "selected on the other. Layers (name scopes, blocks, chunks) open with a click.")
+                   "selected on the other. Layers (name scopes, blocks, chunks) open with a double click.")
     else:
-        st.caption("The canvas's legend (bottom left) names the colours; its node-data menu switches between "
-                   "the overlays. Layers (name scopes, blocks, chunks) open with a click.")
+        st.caption("The boxes are coloured by the choice above (the canvas's node-data menu, top left, has "
+                   "its key); the legend (bottom left) names the kinds of box. Layers (name scopes, blocks, "
+                   "chunks) open with a double click.")
 
 
 def constants_note(diff: GraphDiff, before: Graph, after: Graph, pass_name: str) -> str:

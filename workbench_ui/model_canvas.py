@@ -35,9 +35,10 @@ def show_graph_canvas(key: Hashable, graph: Graph, graph_id: str, *, canvas_key:
         overlays.append(overlay_text((key, graph_id, marked_name, tuple(marked)), make))
     pane = make_pane(label, graph_id, graph_json(key, graph, graph_id), overlays)
     node, _ = selected_node(graph, graph)
+    node = node or (marked[0] if marked else "")  # a failure opens on the first node it concerns
     canvas, panel = st.columns(CANVAS_COLUMNS)
     with canvas:
-        show_canvas([pane], key=canvas_key, selected=(node or (marked[0] if marked else "")).split(" › ")[0],
+        show_canvas([pane], key=canvas_key, selected=node.split(" › ")[0],
                     caption=f"{graph.name}: {len(graph):,} nodes · click a node to inspect it",
                     on_click=_select, open_tab=OpenInExplorer(label, pane.overlays,
                                                               functools.partial(graph_file, graph, graph_id, label)))

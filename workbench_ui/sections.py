@@ -93,10 +93,11 @@ def show_op_chart(summary: ModelSummary) -> None:
 
 def show_graph(key: Hashable, graph: Graph) -> None:
     st.markdown("#### The GE Graph")
-    st.caption("Each box is an op (its type, and its name when you hover it); constants are not boxes, they "
-               "are listed with the op that reads them. Big models open folded into layers (name scopes, "
-               "structural blocks or runs of nodes): click a layer to open it, the mouse wheel zooms. Ops "
-               "without a kernel are red. The canvas's node-data menu colours the ops by category.")
+    st.caption("Each box is an op, coloured by its category (the legend is in the canvas's node-data menu); "
+               "ops without a kernel are red. Constants are not boxes: they are listed with the op that reads "
+               "them. Big models open folded into layers (name scopes, structural blocks or runs of nodes): "
+               "double-click a layer, or its ⌄ icon, to open it. Ctrl + mouse wheel zooms, a drag pans. Click "
+               "an op to inspect it on the right.")
     show_graph_canvas(key, graph, "input", canvas_key="ge_model_canvas")
     show_text_form(graph)
 

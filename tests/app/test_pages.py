@@ -134,6 +134,7 @@ def test_a_broken_sample_on_debug_names_its_nodes(sample: str, nodes: list[str])
     assert pane["overlays"][-1][0] == "failure"
     assert set(overlay(pane, "failure")) == set(nodes) <= set(pane_nodes(pane))
     assert canvas(at, DEBUG_CANVAS)["selected"]["id"] == nodes[0]  # centred on the first
+    assert any(f"`{nodes[0]}` :gray-badge" in m.value for m in at.markdown)  # and in the inspector beside
 
 
 def test_an_uploaded_broken_model_lands_on_debug_with_the_node_named() -> None:

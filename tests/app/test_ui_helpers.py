@@ -133,3 +133,14 @@ def test_a_pass_that_only_drops_constants_says_so() -> None:
     assert note.startswith("PrunePass changed no node: it dropped 1 constant (")
     assert code_span(name) in note and "not boxes on the canvas" in note
     assert constants_note(diff_graphs(before, before), before, before, "CsePass") == ""
+
+
+def test_the_vendored_canvas_page_carries_the_current_shim() -> None:
+    """shim.js is copied into static/model_explorer/canvas.html by `python3 -m workbench_ui.canvas.vendor`:
+    an edit of shim.js not vendored would never reach the browser."""
+    from workbench_ui.canvas.serving import BUNDLE_DIR, ENTRY
+    from workbench_ui.canvas.vendor import SHIM
+
+    page = (BUNDLE_DIR / ENTRY).read_text()
+    assert f"<head><script>\n{SHIM.read_text()}</script>" in page
+    assert "fonts.gstatic.com" not in page and '<base href="canvas.html">' in page

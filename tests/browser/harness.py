@@ -26,7 +26,8 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 # Screenshots: the README's (docs/screenshots/) are refreshed on request only (GE_SCREENSHOTS=1), so a test
 # run leaves the checkout untouched; else they land in a temporary folder.
-SHOTS = REPO / "docs" / "screenshots" if os.environ.get("GE_SCREENSHOTS") else Path(tempfile.mkdtemp(prefix="ge_"))
+SCRATCH = Path(tempfile.mkdtemp(prefix="ge_shots_"))  # every other screenshot (to look at after a run)
+SHOTS = REPO / "docs" / "screenshots" if os.environ.get("GE_SCREENSHOTS") else SCRATCH
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 REQUIRED = bool(os.environ.get("GE_BROWSER_TESTS"))
 VIEWPORT = {"width": 1400, "height": 1600}

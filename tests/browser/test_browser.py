@@ -19,6 +19,7 @@ from tests.browser.harness import (
     CANVAS_READY,
     IDLE,
     PAGE_READY,
+    SCRATCH,
     SHOTS,
     Server,
     assert_no_exception,
@@ -35,6 +36,8 @@ from playwright.sync_api import Page, expect  # noqa: E402  (after the skip: may
 
 from tests.browser import canvas  # noqa: E402  (numpy and PIL: only once the browser tests run)
 
+README_SHOTS = ("Model", "Graph", "Passes", "Debug")
+
 
 def page_titles() -> list[str]:
     return [p.title for p in present_pages()]
@@ -49,7 +52,9 @@ def test_each_page_renders_without_an_exception(server: Server, page: Page, titl
     assert page.locator("h1").first.inner_text().strip() in (title, "GE Workbench")
     if PAGE_READY.get(title) == CANVAS_READY:
         canvas.wait_rendered(page, timeout=180)  # the GE Graph is drawn on the canvas
-    page.screenshot(path=str(SHOTS / f"{title.lower()}.png"))
+    # The README's shots of these pages; the analysis pages' come from test_analysis_pages.py.
+    where = SHOTS / f"{title.lower()}.png" if title in README_SHOTS else SCRATCH / f"page_{spec.url_path}.png"
+    page.screenshot(path=str(where))
 
 
 def test_the_sidebar_choice_follows_the_user_to_another_page(server: Server, page: Page) -> None:

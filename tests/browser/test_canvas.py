@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from pathlib import Path
 from urllib.parse import quote
 
 import pytest
@@ -20,6 +21,7 @@ from ge_core.samples.registry import DEFAULT_SAMPLE
 from tests.app.models import tiny_model
 from tests.browser.harness import (
     CANVAS_READY,
+    SCRATCH,
     SHOTS,
     Server,
     assert_no_exception,
@@ -35,6 +37,12 @@ from playwright.sync_api import Browser, Page, expect  # noqa: E402  (after the 
 from tests.browser import canvas  # noqa: E402  (numpy and PIL: only once the browser tests run)
 
 SAMPLES = [DEFAULT_SAMPLE, "resnet50", "densenet121", "bert_encoder_torch", "synthetic_10k"]
+README_SHOTS = ("canvas_resnet50.png", "canvas_synthetic_10k_first.png", "debug_broken_model.png")
+
+
+def shot(name: str) -> Path:
+    """Where a screenshot goes: the README's in docs/screenshots/ (with GE_SCREENSHOTS=1), the rest aside."""
+    return SHOTS / name if name in README_SHOTS else SCRATCH / name
 NEXT = "▶"
 
 
@@ -55,8 +63,10 @@ def watch_errors(page: Page) -> list[str]:
 
 
 def inspector_names(page: Page, node: str) -> None:
-    """The workbench's inspector (beside the canvas) shows `node`: its header names it as code."""
-    header = page.get_by_test_id("stMarkdownContainer").filter(
+    """The workbench's inspector (the column beside the canvas, under "Go to a node") shows `node`: its
+    header names it as code, after the op in bold."""
+    panel = page.get_by_test_id("stColumn").filter(has=page.get_by_role("combobox", name=re.compile("^Go to a node")))
+    header = panel.get_by_test_id("stMarkdownContainer").filter(
         has=page.locator("code", has_text=re.compile(f"^{re.escape(node)}$"))).filter(has=page.locator("strong"))
     expect(header.first).to_be_visible()
 
@@ -88,7 +98,7 @@ def test_the_graph_canvas_draws_selects_and_steps_in_step(server: Server, browse
     with new_tab(browser) as tab:
         errors = watch_errors(tab)
         open_canvas(tab, url, panes=2)  # first visit: the first pass that changed something, before | after
-        tab.screenshot(path=str(SHOTS / f"canvas_{sample}_first.png"))
+        tab.screenshot(path=str(shot(f"canvas_{sample}_first.png")))
         # The page's finder opens a node's layer on both panes (a big graph opens on its layers) ...
         node, op = canvas.node_among_others(tab)
         canvas.pick_in_finder(tab, node, op)
@@ -107,7 +117,7 @@ def test_the_graph_canvas_draws_selects_and_steps_in_step(server: Server, browse
         canvas.wait_rendered(tab, timeout=180)
         wait_idle(tab)
         canvas.wait_panes_selected(tab, clicked)
-        tab.screenshot(path=str(SHOTS / f"canvas_{sample}.png"))
+        tab.screenshot(path=str(shot(f"canvas_{sample}.png")))
         assert errors == []
     with new_tab(browser) as other:  # a second session on the same address
         errors = watch_errors(other)
@@ -122,7 +132,7 @@ def test_the_model_page_canvas_inspects_a_clicked_node(server: Server, tab: Page
     node = canvas.click_a_node(tab, pane=0)
     inspector_names(tab, node)
     assert canvas.pane_selected(tab) == [node]
-    tab.screenshot(path=str(SHOTS / "canvas_model.png"))
+    tab.screenshot(path=str(shot("canvas_model.png")))
     assert errors == []
 
 
@@ -135,7 +145,7 @@ def test_the_debug_page_shows_the_failing_graph_with_the_nodes_concerned(server:
     inspector_names(tab, "y")
     red = [b for b in canvas.node_boxes(tab, pane=0) if b.colour[0] > 200 and b.colour[1] < 215]
     assert red, "the nodes concerned are not marked"
-    tab.screenshot(path=str(SHOTS / "debug_broken_model.png"))
+    tab.screenshot(path=str(shot("debug_broken_model.png")))
     assert errors == []
 
 
