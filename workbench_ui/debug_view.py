@@ -164,7 +164,7 @@ def show_reproducer(config: WorkbenchConfig, outcome: CompileOutcome, failure: F
         return
     graph = _feed_graph(outcome)
     build = functools.partial(_reproducer_bytes, choice.fetch, config, graph, seed, failure)
-    st.download_button("Download a reproducer (zip)", data=build, file_name="ge_reproducer.zip",
+    st.download_button("Download a reproducer (zip)", on_click="ignore", data=build, file_name="ge_reproducer.zip",
                        mime="application/zip", icon=":material/download:",
                        help="model.onnx, config.json (the compile configuration: opt level, passes switched off, "
                             "input shapes), switches.txt, inputs.npz and a README.txt with the exact commands.")

@@ -171,11 +171,13 @@ def show_downloads(pipeline: Pipeline, step: PassStep | None, after: Graph) -> N
     """The snapshot on screen as Model Explorer JSON (with its overlays) and as graphviz DOT."""
     stem = snapshot_id(pipeline.records[step.index]) if step is not None else snapshot_id(None)
     left, right, _ = st.columns([2, 2, 3])
-    left.download_button("Download graph JSON", data=functools.partial(_snapshot_file, pipeline, step),
+    left.download_button("Download graph JSON",
+                         on_click="ignore", data=functools.partial(_snapshot_file, pipeline, step),
                          file_name=f"{stem}.json", mime="application/json", icon=":material/download:",
                          help="The graph after this pass with every detail and its overlays (ge_overlays), as "
                               "Model Explorer opens it: `model-explorer FILE.json`, or drop it on the canvas.")
-    right.download_button("Download DOT", data=functools.partial(_dot, after), file_name=f"{stem}.dot",
+    right.download_button("Download DOT",
+                          on_click="ignore", data=functools.partial(_dot, after), file_name=f"{stem}.dot",
                           mime="text/vnd.graphviz", icon=":material/download:",
                           help="The same graph for graphviz: `dot -Tsvg FILE.dot -o graph.svg`.")
 

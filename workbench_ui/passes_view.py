@@ -56,7 +56,7 @@ def show_dump_download(compiled: CompiledModel, config: WorkbenchConfig, weights
     """The per-pass dumps (GE's DUMP_GE_GRAPH) as a zip, built only when the button is pressed."""
     with_onnx = weights <= ONNX_DUMP_LIMIT
     st.download_button(
-        "Download the dumps (zip)", data=functools.partial(dump_zip, compiled, onnx=with_onnx),
+        "Download the dumps (zip)", on_click="ignore", data=functools.partial(dump_zip, compiled, onnx=with_onnx),
         file_name=f"{_stem(config)}_dumps.zip", mime="application/zip", icon=":material/download:",
         help="The graph after every pass as text, JSON" + (" and ONNX" if with_onnx else "")
              + ", numbered in pass order, plus the compile report: what `python -m ge_core compile "

@@ -208,10 +208,12 @@ def _numbers(compiled: CompiledModel, precision: str) -> pd.DataFrame:
 
 def show_downloads(compiled: CompiledModel, result: SimResult) -> None:
     left, right, _ = st.columns([2, 2, 3])
-    left.download_button("Download the Chrome trace", data=lambda: json.dumps(result.trace()),
+    left.download_button("Download the Chrome trace",
+                         on_click="ignore", data=lambda: json.dumps(result.trace()),
                          file_name="trace.json", mime="application/json", icon=":material/download:",
                          help="Open it in https://ui.perfetto.dev or chrome://tracing.")
-    right.download_button("Download every table (CSV, zip)", data=lambda: tables_zip(compiled, result),
+    right.download_button("Download every table (CSV, zip)",
+                          on_click="ignore", data=lambda: tables_zip(compiled, result),
                           file_name="tables.zip", mime="application/zip", icon=":material/download:",
                           help="The tables of the Passes, Fusion, Memory and Profile pages, as "
                                "`python -m ge_core compile MODEL --tables DIR` writes them.")
