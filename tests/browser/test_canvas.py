@@ -187,3 +187,19 @@ def test_the_back_button_returns_to_the_pass_before_not_into_the_canvas(server: 
     wait_idle(tab)
     assert tab.get_by_test_id("stSlider").inner_text() == first
     assert_no_exception(tab)
+
+
+def test_open_in_model_explorer_shows_the_snapshot_with_its_overlays(server: Server, tab: Page) -> None:
+    """The button opens Model Explorer in a tab of its own (same origin, no server of its own): the graph
+    after the pass with every detail, and each overlay as node data."""
+    open_canvas(tab, f"{server.url}/Graph", panes=2)
+    with tab.expect_popup() as opened:
+        tab.get_by_role("button", name=re.compile("^Open in Model Explorer")).click()
+    explorer = opened.value
+    errors = watch_errors(explorer)
+    explorer.wait_for_selector(canvas.RENDERER)
+    expect(explorer.locator("body")).not_to_contain_text("Processing")
+    expect(explorer.locator("graph-selector")).to_contain_text("after BatchNormFoldPass")
+    for overlay in ("fusion group", "op category", "pass change (after)"):
+        expect(explorer.get_by_text(overlay, exact=True).first).to_be_attached()
+    assert errors == []
