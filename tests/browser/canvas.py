@@ -101,7 +101,11 @@ def canvas_root(page: Page, index: int = 0) -> Locator:
 
 
 def canvas_frame(page: Page, index: int = 0) -> Frame:
-    handle = canvas_root(page, index).locator("iframe").element_handle()
+    """The canvas's Model Explorer frame, scrolled into view first as a user would (the canvas loads its
+    graphs only once it is in view)."""
+    root = canvas_root(page, index)
+    root.scroll_into_view_if_needed()
+    handle = root.locator("iframe").element_handle()
     frame = handle.content_frame() if handle is not None else None
     assert frame is not None, "the canvas has no iframe"
     return frame
@@ -211,23 +215,45 @@ def coloured_boxes(pixels: np.ndarray, origin: dict[str, float], *, min_width: i
     return found
 
 
+# In the canvas's frame: resolves once the page has drawn `quiet` ms of frames none longer than `long` ms
+# (Model Explorer draws a graph in a few long frames after its worker laid it out, then the overlays), with
+# how long ago the last long frame ended. A screenshot forces a software-GL readback that slows drawing
+# down by seconds on a big graph, so the drawing is waited for this way and looked at once, after.
+SETTLED_JS = """
+([quiet, long]) => new Promise((resolve) => {
+  let last = performance.now(), calm = performance.now();
+  const tick = (t) => {
+    if (t - last > long) calm = t;
+    last = t;
+    if (t - calm >= quiet) resolve(t - calm); else requestAnimationFrame(tick);
+  };
+  requestAnimationFrame(tick);
+})
+"""
+STATE_JS = "(renderer) => [document.body.textContent, document.querySelectorAll(renderer).length]"
+QUIET_MS = 600
+LONG_FRAME_MS = 100
+
+
 def wait_rendered(page: Page, panes: int | None = None, index: int = 0, timeout: float = 90) -> float:
     """Wait until the canvas shows `panes` panes (any number when None), each with its graph drawn;
-    returns when (time.monotonic()). Fails on an error the canvas shows."""
+    returns when it finished drawing (time.monotonic()). Fails on an error the canvas shows."""
     deadline = time.monotonic() + timeout
     while True:
         try:
             frame = canvas_frame(page, index)
-            text = frame.inner_text("body", timeout=1000)
-            canvases = frame.locator(RENDERER)
-            count = canvases.count()
+            text, count = frame.evaluate(STATE_JS, RENDERER)  # no layout forced (textContent), no screenshot
         except Exception:
             text, count = "", 0
         assert not any(e in text for e in ERROR_TEXTS), f"the canvas shows an error: {text[:500]}"
         if count and (panes is None or count == panes) and not any(b in text for b in BUSY_TEXTS):
             try:
-                if all(ink(drawn_pixels(page, canvases.nth(i))[0]) > 200 for i in range(count)):
-                    return time.monotonic()
+                calm_ms = float(frame.evaluate(SETTLED_JS, [QUIET_MS, LONG_FRAME_MS]))
+                done = time.monotonic() - calm_ms / 1000
+                still_busy = any(b in frame.evaluate(STATE_JS, RENDERER)[0] for b in BUSY_TEXTS)
+                canvases = frame.locator(RENDERER)
+                if not still_busy and all(ink(drawn_pixels(page, canvases.nth(i))[0]) > 200 for i in range(count)):
+                    return done
             except Exception:
                 pass
         if time.monotonic() > deadline:

@@ -1,6 +1,10 @@
 // The graph canvas: Model Explorer's web app in an iframe (same origin, served from static/), driven by
 // its URL parameters and its postMessage API. Streamlit calls this function on every rerun with `data`
-// (see component.py); the iframe is made once and reloaded only when the graphs or overlays change.
+// (see component.py); the iframe is made once and reloaded only when the graphs or overlays change, and
+// only once the canvas is in view: Model Explorer draws on the page's own main thread (a same-origin
+// iframe), for seconds on a big graph with software WebGL, so a canvas below the fold would slow every
+// chart, table and rerun above it. Until then a placeholder of the same height holds its place. For the
+// same reason a load waits for the page's script run to end (the page's own tables and charts first).
 //
 //   Python -> canvas: the panes' graph JSON and node data, handed over in window.__geCanvas[token] (the
 //     iframe's shim.js reads them there), the selected node (uiState on load, then
@@ -12,6 +16,14 @@ const STORE = (window.__geCanvas = window.__geCanvas || {});
 const HIGHLIGHT_DIFFS = "sync_navigation_match_node_id_highlight_diffs"; // Model Explorer's own setting
 const SELECT_RETRY_MS = 250;
 const SELECT_TRIES = 120;
+const VIEW_MARGIN = "200px"; // start loading just before the canvas scrolls into view
+const APP = "[data-testid='stApp']";
+const RUN_STATE = "data-test-script-state"; // Streamlit's own: "running" while the page's script runs
+
+function pageRunning() {
+  const app = document.querySelector(APP);
+  return Boolean(app) && app.getAttribute(RUN_STATE) === "running";
+}
 let counter = 0;
 
 function newToken() {
@@ -69,9 +81,16 @@ class Canvas {
     this.openButton.title = "This snapshot, with every detail and overlay, in a Model Explorer tab of its own";
     this.openButton.addEventListener("click", () => this.openTab());
     this.bar.append(this.status, this.openButton);
-    this.frame = this.newFrame("about:blank");
+    this.frame = this.placeholder();
     this.root.append(this.bar, this.frame);
     root.appendChild(this.root);
+    this.inView = false;
+    this.waiting = null; // data whose graphs are loaded once the canvas is in view
+    this.viewer = new IntersectionObserver((entries) => this.seen(entries), { rootMargin: VIEW_MARGIN });
+    this.viewer.observe(this.root);
+    this.runWatcher = new MutationObserver(() => this.loadWhenReady());
+    const app = document.querySelector(APP);
+    if (app) this.runWatcher.observe(app, { attributes: true, attributeFilter: [RUN_STATE] });
     this.version = null;
     this.token = null;
     this.shown = ""; // the node the canvas has selected
@@ -95,7 +114,11 @@ class Canvas {
     this.openButton.hidden = !data.open;
     if (data.open_payload) STORE[data.open_payload.token] = data.open_payload.data;
     if (data.version !== this.version) {
-      this.load(data);
+      this.version = data.version;
+      this.waiting = data;
+      this.loadWhenReady();
+    } else if (this.waiting) {
+      this.waiting = data; // not drawn yet: it opens on the latest selection
     } else if (data.selected && data.selected.id !== this.shown && data.selected.id !== this.reported) {
       this.select(data.selected.id);
     }
@@ -103,7 +126,17 @@ class Canvas {
     this.root.dataset.selected = data.selected ? data.selected.id : "";
   }
 
+  seen(entries) {
+    this.inView = entries[entries.length - 1].isIntersecting;
+    this.loadWhenReady();
+  }
+
+  loadWhenReady() {
+    if (this.inView && this.waiting && !pageRunning()) this.load(this.waiting);
+  }
+
   load(data) {
+    this.waiting = null;
     const token = newToken();
     handOver(token, data.panes);
     if (this.token) delete STORE[this.token];
@@ -120,6 +153,13 @@ class Canvas {
     frame.style.height = this.frame.style.height;
     this.frame.replaceWith(frame);
     this.frame = frame;
+  }
+
+  placeholder() {
+    const box = document.createElement("div");
+    box.className = "ge-canvas-frame ge-canvas-waiting";
+    box.textContent = "The graph is drawn when it scrolls into view.";
+    return box;
   }
 
   newFrame(src) {
@@ -176,6 +216,8 @@ class Canvas {
 
   destroy() {
     this.stopSelecting();
+    this.viewer.disconnect();
+    this.runWatcher.disconnect();
     window.removeEventListener("message", this.onMessage);
     if (this.token) delete STORE[this.token];
     this.root.remove();
