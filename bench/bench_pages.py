@@ -13,9 +13,11 @@ imported and compiled (the pages' numbers are "after its first compile"), then p
 - **rerun**: one widget change (from the click that changes it, after the page settled) until the run it
   starts has ended.
 
-Medians of --repeat. Every session shares the server's caches, as a second visitor's does. A graph canvas
-below the fold is not drawn until it is scrolled to (workbench_ui/canvas/canvas.js), as for a user who has
-not scrolled. Targets (issue 14): first view <= 3 s, rerun <= 1 s. Prints a table.
+The same first views of two plain Streamlit pages (bench/reference_page.py: a title and one table; the
+Fusion page's mix of elements with static data) show what Streamlit and the browser take here before any
+code of ours runs. Medians of --repeat. Every session shares the server's caches, as a second visitor's
+does. A graph canvas below the fold is not drawn until it is scrolled to (workbench_ui/canvas/canvas.js), as
+for a user who has not scrolled. Targets (issue 14): first view <= 3 s, rerun <= 1 s. Prints a table.
 """
 
 from __future__ import annotations
@@ -137,6 +139,19 @@ def bench_page(browser: Browser, landing: str, url: str, change: tuple[Action, A
     return statistics.median(firsts), statistics.median(colds), statistics.median(reruns)
 
 
+def reference_view(browser: Browser, name: str, repeat: int) -> float:
+    """The median first view of bench/reference_page.py's page `name`, in a browser that has opened it."""
+    with streamlit_server(Path(tempfile.mkdtemp(prefix="ge_bench_reference_")), "bench/reference_page.py") as server:
+        url = f"{server.url}/?page={name}"
+        views = []
+        for _ in range(repeat):
+            with visited_browser(browser, url) as context:
+                tab = context.new_page()
+                tab.set_default_timeout(TIMEOUT_MS)
+                views.append(first_view(tab, url))
+        return statistics.median(views)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sample", default="densenet121")
@@ -162,6 +177,8 @@ def main() -> None:
             print(f"| {page} | {first:.2f} | {cold:.2f} | {again:.2f} | {what} | "
                   f"{'yes' if first <= FIRST_VIEW_TARGET else 'NO'} | {'yes' if again <= RERUN_TARGET else 'NO'} |",
                   flush=True)
+        for name, what in (("table", "a title and one table"), ("mix", "the Fusion page's mix of elements")):
+            print(f"| reference: {what} | {reference_view(browser, name, args.repeat):.2f} | | | | | |", flush=True)
         browser.close()
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     print(f"\n{args.sample}, medians of {args.repeat} sessions each (a new browser session per repeat); "

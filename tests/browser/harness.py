@@ -104,13 +104,14 @@ def _wait_healthy(url: str, proc: subprocess.Popen[bytes], seconds: float = 60) 
 
 
 @contextlib.contextmanager
-def streamlit_server(log_dir: Path) -> Iterator[Server]:
-    """`streamlit run app.py` on a free local port, as the README starts it, its output kept in log_dir."""
+def streamlit_server(log_dir: Path, script: str = "app.py") -> Iterator[Server]:
+    """`streamlit run app.py` on a free local port, as the README starts it, its output kept in log_dir
+    (`script`: another app of the checkout, e.g. a benchmark's reference page)."""
     assert not MISSING, f"GE_BROWSER_TESTS is set but {' and '.join(MISSING)} is missing"
     port = _free_port()
     url = f"http://localhost:{port}"
     log = log_dir / f"streamlit_{port}.log"
-    cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
+    cmd = [sys.executable, "-m", "streamlit", "run", script, "--server.port", str(port),
            "--server.headless", "true", "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false"]
     with log.open("wb") as out:
         proc = subprocess.Popen(cmd, cwd=REPO, stdout=out, stderr=subprocess.STDOUT,
