@@ -54,11 +54,13 @@ def _select(node: str) -> None:
 
 def show_graph_downloads(graph: Graph, graph_id: str) -> None:
     left, right, _ = st.columns([2, 2, 3])
-    left.download_button("Download graph JSON", data=functools.partial(graph_file, graph, graph_id, graph.name),
+    left.download_button("Download graph JSON", on_click="ignore",
+                         data=functools.partial(graph_file, graph, graph_id, graph.name),
                          file_name=f"{graph_id}.json", mime="application/json", icon=":material/download:",
                          key=f"ge_json_{graph_id}",
                          help="The graph with every detail as Model Explorer opens it (`model-explorer FILE.json`).")
-    right.download_button("Download DOT", data=functools.partial(_dot, graph), file_name=f"{graph_id}.dot",
+    right.download_button("Download DOT", on_click="ignore", data=functools.partial(_dot, graph),
+                          file_name=f"{graph_id}.dot",
                           mime="text/vnd.graphviz", icon=":material/download:", key=f"ge_dot_{graph_id}",
                           help="The graph for graphviz: `dot -Tsvg FILE.dot -o graph.svg`.")
 

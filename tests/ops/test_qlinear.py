@@ -5,6 +5,7 @@ compiled at O3 and simulated."""
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,27 @@ from tests.ops.conformance import cases_for, run_case
 from tests.ops.elementwise_oracle import infer, infer_error, onnxruntime, reference, run_ge
 
 RNG = np.random.default_rng(9)
+
+
+@functools.cache
+def ort_saturates_u8s8() -> bool:
+    """Whether this machine's ONNX Runtime saturates uint8 x int8 products: without AVX-VNNI its x86 kernels
+    use vpmaddubsw, which adds each pair of products in int16 and clips (255*127 + 255*127 = 64770 becomes
+    32767). ge_core computes the exact int32 sums the ONNX spec asks for, so on such a machine ORT is no
+    oracle for those dtypes and onnx.reference (exact) is the one checked."""
+    model = helper.make_model(helper.make_graph(
+        [helper.make_node("MatMulInteger", ["a", "b"], ["y"])], "probe",
+        [helper.make_tensor_value_info("a", TensorProto.UINT8, [1, 2]),
+         helper.make_tensor_value_info("b", TensorProto.INT8, [2, 1])],
+        [helper.make_tensor_value_info("y", TensorProto.INT32, [1, 1])]), opset_imports=[helper.make_opsetid("", 10)])
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    got = session.run(None, {"a": np.full((1, 2), 255, np.uint8), "b": np.full((2, 1), 127, np.int8)})[0]
+    return int(got[0, 0]) != 2 * 255 * 127
+
+
+def _u8s8(inputs: list[np.ndarray | None]) -> bool:
+    dtypes = {x.dtype for x in inputs if x is not None}
+    return np.dtype(np.uint8) in dtypes and np.dtype(np.int8) in dtypes
 OPS = {"MatMulInteger", "QLinearMatMul", "ConvInteger", "QLinearConv"}
 
 
@@ -45,6 +67,8 @@ def _check(op: str, inputs: list[np.ndarray | None], attrs: dict[str, Any] | Non
     inputs = [None if x is None else np.asarray(x) for x in inputs]  # ORT takes arrays, not numpy scalars
     (got,) = run_ge(op, inputs, attrs, opset)
     oracles = {"reference": reference, "onnxruntime": onnxruntime}
+    if oracle == "both" and _u8s8(inputs) and ort_saturates_u8s8():
+        oracle = "reference"  # ORT clips u8 x s8 pair sums here (see ort_saturates_u8s8)
     for name in oracles if oracle == "both" else [oracle]:
         (want,) = oracles[name](op, inputs, attrs, opset)
         assert got.dtype == want.dtype and got.shape == want.shape, (name, got.dtype, want.dtype, want.shape)
@@ -233,7 +257,13 @@ def test_quantized_model_compiled_at_o3_matches_onnxruntime(quantized: bytes) ->
     ops = {n.op_type for n in onnx.load_from_string(quantized).graph.node}
     assert ops & {"QLinearConv", "DequantizeLinear"}, ops  # the quantizer wrote what the test is about
     x = np.random.default_rng(3).standard_normal((1, 3, 16, 16)).astype(np.float32)
-    want = ort.InferenceSession(quantized, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    if ort_saturates_u8s8():
+        # This machine's ORT clips the model's u8 x s8 sums (ort_saturates_u8s8), so it is no oracle here: the
+        # ops are checked exactly against onnx.reference above, and the model compiled at O3 must give what
+        # its graph as loaded gives.
+        want = ge_core.compile(quantized, opt_level="O0").run({"x": x})["y"]
+    else:
+        want = ort.InferenceSession(quantized, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
     compiled = ge_core.compile(quantized, opt_level="O3", verify=True)
     got = compiled.run({"x": x})["y"]
     assert got.dtype == want.dtype and got.shape == want.shape
