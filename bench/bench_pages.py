@@ -34,7 +34,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
-from playwright.sync_api import Browser, BrowserContext, Page, sync_playwright
+from playwright.sync_api import Browser, Page, sync_playwright
 
 from tests.browser.harness import CHROMIUM, DATAFRAME, IDLE, TIMEOUT_MS, VIEWPORT, new_tab, streamlit_server
 
@@ -109,16 +109,17 @@ def rerun(tab: Page, change: tuple[Action, Action]) -> float:
 
 
 @contextmanager
-def visited_browser(browser: Browser, landing: str) -> Iterator[BrowserContext]:
-    """A browser context that has opened the app's landing page once (its HTTP cache holds Streamlit's code)."""
+def visited_tab(browser: Browser, landing: str) -> Iterator[Page]:
+    """A new tab (a new Streamlit session) in a browser context that has opened `landing` once: its HTTP
+    cache holds Streamlit's code."""
     context = browser.new_context(viewport=VIEWPORT)  # type: ignore[arg-type]
+    context.set_default_timeout(TIMEOUT_MS)
     try:
-        tab = context.new_page()
-        tab.set_default_timeout(TIMEOUT_MS)
-        tab.goto(landing)
-        tab.wait_for_selector(IDLE)
-        tab.close()
-        yield context
+        first = context.new_page()
+        first.goto(landing)
+        first.wait_for_selector(IDLE)
+        first.close()
+        yield context.new_page()
     finally:
         context.close()
 
@@ -128,9 +129,7 @@ def bench_page(browser: Browser, landing: str, url: str, change: tuple[Action, A
     """Medians of the first view (a visited browser's new tab), a new browser's first view, the rerun."""
     firsts, colds, reruns = [], [], []
     for _ in range(repeat):
-        with visited_browser(browser, landing) as context:
-            tab = context.new_page()
-            tab.set_default_timeout(TIMEOUT_MS)
+        with visited_tab(browser, landing) as tab:
             firsts.append(first_view(tab, url))
             tab.wait_for_timeout(500)  # the page settles (components mount) before the widget is used
             reruns.append(rerun(tab, change))
@@ -145,9 +144,7 @@ def reference_view(browser: Browser, name: str, repeat: int) -> float:
         url = f"{server.url}/?page={name}"
         views = []
         for _ in range(repeat):
-            with visited_browser(browser, url) as context:
-                tab = context.new_page()
-                tab.set_default_timeout(TIMEOUT_MS)
+            with visited_tab(browser, url) as tab:
                 views.append(first_view(tab, url))
         return statistics.median(views)
 

@@ -37,13 +37,13 @@ from playwright.sync_api import Browser, Page, expect  # noqa: E402  (after the 
 from tests.browser import canvas  # noqa: E402  (numpy and PIL: only once the browser tests run)
 
 SAMPLES = [DEFAULT_SAMPLE, "resnet50", "densenet121", "bert_encoder_torch", "synthetic_10k"]
+NEXT = "▶"
 README_SHOTS = ("canvas_resnet50.png", "canvas_synthetic_10k_first.png", "debug_broken_model.png")
 
 
 def shot(name: str) -> Path:
     """Where a screenshot goes: the README's in docs/screenshots/ (with GE_SCREENSHOTS=1), the rest aside."""
     return SHOTS / name if name in README_SHOTS else SCRATCH / name
-NEXT = "▶"
 
 
 @pytest.fixture

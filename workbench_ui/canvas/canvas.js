@@ -141,7 +141,6 @@ class Canvas {
     handOver(token, data.panes);
     if (this.token) delete STORE[this.token];
     this.token = token;
-    this.version = data.version;
     this.shown = data.selected ? data.selected.id : "";
     this.reported = this.shown;
     this.stopSelecting();
