@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import tempfile
 import zipfile
 from pathlib import Path
@@ -166,5 +167,8 @@ def test_the_back_button_returns_to_each_page_visited(server: Server, browser: B
             visit_done(tab, spec)
             assert_page_shown(tab, spec.url_path, spec, DEFAULT_SAMPLE)
         tab.go_back()
+        # Wait for the landing page's own title: until the route change renders, the page before it
+        # (whose elements may satisfy the ready selector) is still on screen.
+        expect(tab.locator("h1").first).to_have_text(re.compile(f"^({re.escape(LANDING.title)}|GE Workbench)$"))
         visit_done(tab, LANDING)
         assert_page_shown(tab, "", LANDING, DEFAULT_SAMPLE)
