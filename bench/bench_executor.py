@@ -15,11 +15,13 @@ kernel called directly in a loop, divided by the chain length: what the interpre
 time of the running thread, the least of the repeats as timeit advises, so that other processes' bursts do
 not count).
 
-numpy's BLAS runs ONE thread here by default (`--blas-threads 0` keeps numpy's one per core; ORT's threads
-are `--threads`). Measured on the shared 2-core machine: when it is quiet, two BLAS threads are ~1.2x
-faster on the big CNNs; as soon as another process holds a core, OpenBLAS's two threads wait on each other
-and whole runs get 10-40x slower (squeezenet 13 -> 198 ms), where one thread slows down as much as ORT
-does. ORT's pool threads do not spin between runs here (they would take a core from numpy's BLAS).
+numpy's BLAS runs as numpy runs it for any user (one thread per core; `--blas-threads N` fixes N). OpenBLAS's
+idle threads spin for ~0.1 s after every call (its THREAD_TIMEOUT, 2^28 cycles) before they sleep: in
+alternating runs they took ORT's second core (measured: ORT resnet50 27 -> 38 ms after a two-thread numpy
+run), so this script sets OPENBLAS_THREAD_TIMEOUT=4 before numpy loads and they sleep at once, as ORT's pool
+threads do with allow_spinning=0 (which costs neither side anything measurable here: resnet50 69 ms with
+and without). On a busy machine two BLAS threads can wait on a descheduled sibling (10-40x slower runs were
+seen at a load of 8), so the header prints the load average: compare runs made at a low one.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import math
+import os
 import statistics
 import sys
 import time
@@ -34,6 +37,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")  # before numpy loads OpenBLAS: see the docstring
 import numpy as np
 import onnx
 import onnxruntime as ort
@@ -159,13 +163,14 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2, help="ORT intra-op threads (numpy BLAS uses its own)")
     parser.add_argument("--models", default=",".join(MODELS), help="comma-separated; name=SHAPES overrides shapes")
     parser.add_argument("--overhead-nodes", type=int, default=300)
-    parser.add_argument("--blas-threads", type=int, default=1,
-                        help="numpy's BLAS threads (0: numpy's default, one per core); see the module docstring")
+    parser.add_argument("--blas-threads", type=int, default=0,
+                        help="numpy's BLAS threads (0, the default: numpy's own, one per core); see the docstring")
     args = parser.parse_args()
     if args.blas_threads:
         set_blas_threads(args.blas_threads)
     print(f"onnx {onnx.__version__}, onnxruntime {ort.__version__}, numpy {np.__version__}; numpy BLAS threads "
-          f"{blas_threads()}, ORT threads {args.threads}; median of {args.repeat} alternating runs")
+          f"{blas_threads()}, ORT threads {args.threads}; median of {args.repeat} alternating runs; load average "
+          f"{os.getloadavg()[0]:.1f}")
     print("| model | nodes (O3) | ONNX Runtime ms | ge_core ms | ratio | ge_core O3 ms | O3 ratio | max rel. error |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|")
     rows = []
