@@ -110,6 +110,37 @@
   const realReplaceState = window.history.replaceState.bind(window.history);
   window.history.pushState = (state, title, url) => realReplaceState(state, title, url);
 
+  // Drawn in software (no GPU: SwiftShader, llvmpipe), every frame of a WebGL canvas is read back for the
+  // page's compositor, and that readback costs with the pixels and their samples: at the app's own 1.5x
+  // resolution with 4x multisampling, seconds per graph drawn on this 2-core machine (GLES2::ReadPixels in a
+  // Chrome trace). With a software renderer the canvas draws at the screen's own resolution without
+  // multisampling: a pass step 6.0 s -> 2.4 s on resnet50 (bench/bench_canvas.py). With a GPU nothing changes.
+  if (softwareWebGL()) {
+    if (window.devicePixelRatio === 1) {
+      // the app turns a ratio of exactly 1 into 1.5 (crisper text on a GPU); just above 1 it keeps it
+      Object.defineProperty(window, "devicePixelRatio", { get: () => 1.000001, configurable: true });
+    }
+    const realGetContext = HTMLCanvasElement.prototype.getContext;
+    HTMLCanvasElement.prototype.getContext = function (type, attributes) {
+      const webgl = typeof type === "string" && type.startsWith("webgl");
+      return realGetContext.call(this, type, webgl ? { ...attributes, antialias: false } : attributes);
+    };
+  }
+
+  function softwareWebGL() {
+    try {
+      const gl = document.createElement("canvas").getContext("webgl");
+      if (!gl) return false; // no WebGL at all: the app says so itself
+      const info = gl.getExtension("WEBGL_debug_renderer_info");
+      const renderer = String(gl.getParameter(info ? info.UNMASKED_RENDERER_WEBGL : gl.RENDERER));
+      const lose = gl.getExtension("WEBGL_lose_context");
+      if (lose) lose.loseContext();
+      return /swiftshader|llvmpipe|softpipe|software|basic render driver/i.test(renderer);
+    } catch (err) {
+      return false;
+    }
+  }
+
   // The app listens for its server's "refresh the page" directives; there is no server to send them.
   const RealEventSource = window.EventSource;
   window.EventSource = function (url, options) {
