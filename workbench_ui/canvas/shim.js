@@ -114,7 +114,7 @@
   // page's compositor, and that readback costs with the pixels and their samples: at the app's own 1.5x
   // resolution with 4x multisampling, seconds per graph drawn on this 2-core machine (GLES2::ReadPixels in a
   // Chrome trace). With a software renderer the canvas draws at the screen's own resolution without
-  // multisampling: a pass step 6.0 s -> 2.4 s on resnet50 (bench/bench_canvas.py). With a GPU nothing changes.
+  // multisampling: a resnet50 pass step 5.1 s -> 3.2 s in bench/bench_canvas.py. With a GPU nothing changes.
   if (softwareWebGL()) {
     if (window.devicePixelRatio === 1) {
       // the app turns a ratio of exactly 1 into 1.5 (crisper text on a GPU); just above 1 it keeps it
