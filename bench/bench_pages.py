@@ -1,13 +1,15 @@
-"""How fast the Fusion, Memory, Profile and Compare pages answer, in a real headless Chromium.
+"""How fast the workbench's pages answer, in a real headless Chromium.
 
     python bench/bench_pages.py [--sample densenet121] [--hardware ascend910] [--repeat 3]
+                                [--pages all | Model Graph ... (default: Fusion Memory Profile Compare)]
 
 Starts `streamlit run app.py` (tests/browser/harness.py), opens the Passes page once so the model is
 imported and compiled (the pages' numbers are "after its first compile"), then per page, --repeat times:
 
 - **first view**: a user of the workbench opens the page: a new tab (a new Streamlit session) in a browser
   that has opened the app before (its landing page, as every visit starts), from the address being opened
-  until the script run has ended with the page's table drawn;
+  until the script run has ended with the page's table drawn (on the Model and Graph pages: the canvas
+  has its panes; bench_canvas.py times its drawing);
 - **new browser**: the same in a browser that never opened the app (an empty HTTP cache: Streamlit's own
   JavaScript, ~1 s of it here, is fetched and compiled first, and each kind of element's code on first use);
 - **rerun**: one widget change (from the click that changes it, after the page settled) until the run it
@@ -24,19 +26,30 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import statistics
 import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
-from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Browser, Locator, Page, sync_playwright
 
-from tests.browser.harness import CHROMIUM, DATAFRAME, IDLE, TIMEOUT_MS, VIEWPORT, new_tab, streamlit_server
+from tests.browser.harness import (
+    CANVAS_READY,
+    CHROMIUM,
+    DATAFRAME,
+    IDLE,
+    TIMEOUT_MS,
+    VIEWPORT,
+    new_tab,
+    streamlit_server,
+)
 
 FIRST_VIEW_TARGET, RERUN_TARGET = 3.0, 1.0
 
@@ -67,13 +80,63 @@ def slider_step() -> tuple[Action, Action]:
             lambda tab: tab.get_by_role("slider").first.press("ArrowRight"))
 
 
-# page -> (what the rerun changes, (what comes first and is not timed, the change))
-CHANGES: dict[str, tuple[str, tuple[Action, Action]]] = {
-    "Fusion": ("Outcome: rejected", click_segment("rejected")),
-    "Memory": ("Reuse off (re-plans)", flip_toggle("Reuse")),
-    "Profile": ("Precision: force_fp16 (re-simulates)", pick_option("Precision mode", "force_fp16")),
-    "Compare": ("Configurations: 3 (a column more)", slider_step()),
+def fill_number(label: str, value: str) -> tuple[Action, Action]:
+    """A number typed in (no rerun yet), then Enter: the change, timed."""
+    return (lambda tab: tab.get_by_label(label, exact=True).first.fill(value),
+            lambda tab: tab.get_by_label(label, exact=True).first.press("Enter"))
+
+
+def pick_first_node() -> tuple[Action, Action]:
+    """The node finder opened (no rerun), then its highlighted first option taken."""
+    box = re.compile(r"^Go to a node")
+    return (lambda tab: tab.get_by_role("combobox", name=box).first.click(),
+            lambda tab: tab.keyboard.press("Enter"))
+
+
+def next_pass() -> tuple[Action, Action]:
+    return nothing, lambda tab: tab.get_by_role("button", name="▶", exact=True).first.click()
+
+
+def pass_back_on() -> tuple[Action, Action]:
+    """A pass switched off first (a compile of its own, not timed), then on again: back to the page's
+    first compile (a rerun after its first compile, as the target is stated)."""
+    def toggle(tab: Page) -> Locator:
+        return tab.get_by_text("Run this pass", exact=True).first
+
+    def prepare(tab: Page) -> None:
+        for flip in range(2):  # off, and its compile; then the expander opened again if the rerun closed it
+            if not toggle(tab).is_visible():
+                tab.locator("[data-testid='stExpander'] summary").first.click()
+            if flip == 0:
+                tab.evaluate(WATCH_RUNS)
+                toggle(tab).click()
+                tab.wait_for_function(RUN_ENDED, polling=20)
+                tab.wait_for_timeout(300)
+    return prepare, lambda tab: toggle(tab).click()
+
+
+@dataclass(frozen=True)
+class Timed:
+    """A page of the workbench: what shows its first view was drawn, and the widget change a rerun times."""
+
+    ready: str
+    what: str
+    change: tuple[Action, Action]
+
+
+CANVAS_PAGE = CANVAS_READY  # the canvas got its panes (it draws them once in view: bench_canvas.py times that)
+PAGES: dict[str, Timed] = {
+    "Model": Timed(CANVAS_PAGE, "Go to a node: the first", pick_first_node()),
+    "Graph": Timed(CANVAS_PAGE, "Next pass (the run; the canvas's redraw is bench_canvas's)", next_pass()),
+    "Passes": Timed(DATAFRAME, "A pass switched back on (its compile cached)", pass_back_on()),
+    "Debug": Timed(DATAFRAME, "Input seed: 1 (re-runs the check)", fill_number("Input seed", "1")),
+    "Fusion": Timed(DATAFRAME, "Outcome: rejected", click_segment("rejected")),
+    "Memory": Timed(DATAFRAME, "Reuse off (re-plans)", flip_toggle("Reuse")),
+    "Profile": Timed(DATAFRAME, "Precision: force_fp16 (re-simulates)", pick_option("Precision mode", "force_fp16")),
+    "Compare": Timed(DATAFRAME, "Configurations: 3 (a column more)", slider_step()),
+    "Dynamic": Timed(DATAFRAME, "Seed: 1 (plays the requests again)", fill_number("Seed", "1")),
 }
+ANALYSIS_PAGES = ("Fusion", "Memory", "Profile", "Compare")  # issue 14's pages (the default)
 
 
 # Records every change of the app's script state from now on (a rerun can come and go between two looks).
@@ -89,10 +152,10 @@ RUN_ENDED = """() => window.__geRuns.length > 0
   && window.__geRuns[window.__geRuns.length - 1] === 'notRunning'"""  # the click's run came and ended
 
 
-def first_view(tab: Page, url: str) -> float:
+def first_view(tab: Page, url: str, ready: str = DATAFRAME) -> float:
     start = time.perf_counter()
     tab.goto(url)
-    tab.wait_for_selector(DATAFRAME, state="attached")
+    tab.wait_for_selector(ready, state="attached")
     tab.wait_for_selector(IDLE)
     return time.perf_counter() - start
 
@@ -124,17 +187,16 @@ def visited_tab(browser: Browser, landing: str) -> Iterator[Page]:
         context.close()
 
 
-def bench_page(browser: Browser, landing: str, url: str, change: tuple[Action, Action],
-               repeat: int) -> tuple[float, float, float]:
+def bench_page(browser: Browser, landing: str, url: str, page: Timed, repeat: int) -> tuple[float, float, float]:
     """Medians of the first view (a visited browser's new tab), a new browser's first view, the rerun."""
     firsts, colds, reruns = [], [], []
     for _ in range(repeat):
         with visited_tab(browser, landing) as tab:
-            firsts.append(first_view(tab, url))
+            firsts.append(first_view(tab, url, page.ready))
             tab.wait_for_timeout(500)  # the page settles (components mount) before the widget is used
-            reruns.append(rerun(tab, change))
+            reruns.append(rerun(tab, page.change))
         with new_tab(browser) as tab:
-            colds.append(first_view(tab, url))
+            colds.append(first_view(tab, url, page.ready))
     return statistics.median(firsts), statistics.median(colds), statistics.median(reruns)
 
 
@@ -154,6 +216,9 @@ def main() -> None:
     parser.add_argument("--sample", default="densenet121")
     parser.add_argument("--hardware", default="ascend910")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--pages", nargs="+", choices=[*PAGES, "all"], default=list(ANALYSIS_PAGES),
+                        help="the pages to time (default: the analysis pages; all: every page)")
+    parser.add_argument("--no-reference", action="store_true", help="skip the plain Streamlit reference pages")
     args = parser.parse_args()
     query = f"?sample={args.sample}&hw={args.hardware}"
     with streamlit_server(Path(tempfile.mkdtemp(prefix="ge_bench_pages_"))) as server, sync_playwright() as p:
@@ -168,13 +233,16 @@ def main() -> None:
         print(f"\n| page | first view (s) | new browser (s) | rerun (s) | rerun after | first view <= "
               f"{FIRST_VIEW_TARGET:g} s | rerun <= {RERUN_TARGET:g} s |")
         print("|---|---:|---:|---:|---|---|---|")
-        for page, (what, change) in CHANGES.items():
-            first, cold, again = bench_page(browser, f"{server.url}/{query}", f"{server.url}/{page}{query}", change,
+        for name in (list(PAGES) if "all" in args.pages else args.pages):
+            page = PAGES[name]
+            first, cold, again = bench_page(browser, f"{server.url}/{query}", f"{server.url}/{name}{query}", page,
                                             args.repeat)
-            print(f"| {page} | {first:.2f} | {cold:.2f} | {again:.2f} | {what} | "
+            print(f"| {name} | {first:.2f} | {cold:.2f} | {again:.2f} | {page.what} | "
                   f"{'yes' if first <= FIRST_VIEW_TARGET else 'NO'} | {'yes' if again <= RERUN_TARGET else 'NO'} |",
                   flush=True)
-        for name, what in (("table", "a title and one table"), ("mix", "the Fusion page's mix of elements")):
+        references = () if args.no_reference else (("table", "a title and one table"),
+                                                    ("mix", "the Fusion page's mix of elements"))
+        for name, what in references:
             print(f"| reference: {what} | {reference_view(browser, name, args.repeat):.2f} | | | | | |", flush=True)
         browser.close()
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
