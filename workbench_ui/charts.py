@@ -14,8 +14,10 @@ KIND_COLOURS = {"tensor": "#4c78a8", "view": "#f58518", "concat part": "#54a24b"
 BOUND_COLOURS = {"compute": "#e45756", "memory": "#4c78a8", "overhead": "#bab0ac"}
 
 
-def _pick() -> alt.Parameter:
-    return alt.selection_point(name=PICK, fields=["node"], on="click", nearest=True, clear=False)
+def _pick(nearest: bool = True) -> alt.Parameter:
+    """`nearest` (points and lines: a click near a mark takes it) costs a Voronoi diagram over every mark,
+    computed in the browser: bars and rectangles are clicked on themselves instead."""
+    return alt.selection_point(name=PICK, fields=["node"], on="click", nearest=nearest, clear=False)
 
 
 def pattern_chart(summary: pd.DataFrame) -> alt.Chart:
@@ -60,25 +62,31 @@ def timeline_chart(timeline: pd.DataFrame, lines: pd.DataFrame, strategies: pd.D
     return alt.LayerChart(layer=layers, height=320)
 
 
-def planner_chart(rectangles: pd.DataFrame, highlighted: Sequence[str]) -> alt.Chart:
+def planner_chart(rectangles: pd.DataFrame, highlighted: Sequence[str]) -> alt.Chart | alt.LayerChart:
     """Each tensor a rectangle: x its lifetime in steps, y its byte range in the arena; views and no-copy
-    Concat parts inside their base; the selected node's tensors outlined. A click selects the producer."""
-    frame = rectangles.assign(step_end=rectangles["last_step"] + 1, node=rectangles["producer"],
-                              outlined=rectangles["tensor"].isin(list(highlighted)))
-    pick = _pick()
+    Concat parts inside their base; the selected node's tensors outlined (a layer of their own). A click
+    selects the producer."""
+    frame = rectangles.assign(step_end=rectangles["last_step"] + 1, node=rectangles["producer"])
     tooltip = ["tensor", "kind", "inside", "producer", "consumers", "shape", "dtype",
                alt.Tooltip("size:Q", format=","), alt.Tooltip("offset:Q", format=","), "first_step", "last_step"]
     if "device_bytes" in frame:
         tooltip += ["format", alt.Tooltip("device_bytes:Q", format=",")]
-    return alt.Chart(frame).mark_rect(strokeWidth=2).encode(
-        x=alt.X("first_step:Q", title="execution step"), x2="step_end:Q",
-        y=alt.Y("offset:Q", title="arena offset (bytes)", axis=alt.Axis(format="~s")), y2="end:Q",
-        color=alt.Color("kind:N", scale=alt.Scale(domain=list(KIND_COLOURS), range=list(KIND_COLOURS.values())),
+    x, x2 = alt.X("first_step:Q", title="execution step"), alt.X2("step_end:Q")
+    y, y2 = alt.Y("offset:Q", title="arena offset (bytes)", axis=alt.Axis(format="~s")), alt.Y2("end:Q")
+    kinds = list(KIND_COLOURS)
+    rects = alt.Chart(frame).mark_rect(stroke="white", strokeWidth=2).encode(
+        x=x, x2=x2, y=y, y2=y2,
+        color=alt.Color("kind:N", scale=alt.Scale(domain=kinds, range=list(KIND_COLOURS.values())),
                         legend=alt.Legend(orient="top", title=None)),
-        opacity=alt.condition("datum.kind == 'tensor'", alt.value(0.55), alt.value(0.85)),
-        stroke=alt.condition("datum.outlined", alt.value(HIGHLIGHT), alt.value("white")),
+        opacity=alt.Opacity("kind:N", scale=alt.Scale(domain=kinds, range=[0.55 if k == "tensor" else 0.85
+                                                                            for k in kinds]), legend=None),
         tooltip=tooltip,
-    ).add_params(pick).properties(height=420)
+    ).add_params(_pick(nearest=False)).properties(height=420)
+    outlined = frame[frame["tensor"].isin(list(highlighted))]
+    if outlined.empty:
+        return rects
+    outline = alt.Chart(outlined).mark_rect(fill=None, stroke=HIGHLIGHT, strokeWidth=2).encode(x=x, x2=x2, y=y, y2=y2)
+    return alt.LayerChart(layer=[rects, outline])
 
 
 def utilisation_chart(utilisation: Mapping[str, float]) -> alt.Chart:
@@ -89,18 +97,22 @@ def utilisation_chart(utilisation: Mapping[str, float]) -> alt.Chart:
     ).properties(height=alt.Step(22))
 
 
-def gantt_chart(units: pd.DataFrame, order: Sequence[str], selected: str) -> alt.Chart:
-    """One row per unit, a bar per kernel keeping it busy; the wheel zooms and dragging pans the time axis."""
+def gantt_chart(units: pd.DataFrame, order: Sequence[str], selected: str) -> alt.Chart | alt.LayerChart:
+    """One row per unit, a bar per kernel keeping it busy; the wheel zooms and dragging pans the time axis.
+    The selected node's bars are a layer of their own (a condition would be evaluated for every bar)."""
     zoom = alt.selection_interval(bind="scales", encodings=["x"])
-    pick = _pick()
-    frame = units.assign(chosen=units["node"] == selected)
-    return alt.Chart(frame).mark_bar(height=16).encode(
-        x=alt.X("start_us:Q", title="µs"), x2="end_us:Q",
-        y=alt.Y("unit:N", sort=list(order), title=None),
-        color=alt.condition("datum.chosen", alt.value(HIGHLIGHT), alt.Color("op_type:N", legend=None)),
+    x, x2 = alt.X("start_us:Q", title="µs"), alt.X2("end_us:Q")
+    y = alt.Y("unit:N", sort=list(order), title=None)
+    bars = alt.Chart(units).mark_bar(height=16).encode(
+        x=x, x2=x2, y=y, color=alt.Color("op_type:N", legend=None),
         tooltip=["unit", "node", "op_type", alt.Tooltip("start_us:Q", format=".2f"),
                  alt.Tooltip("busy_us:Q", format=".2f")],
-    ).add_params(zoom, pick).properties(height=alt.Step(26))
+    ).add_params(zoom, _pick(nearest=False)).properties(height=alt.Step(26))
+    chosen = units[units["node"] == selected] if selected else units.iloc[:0]
+    if chosen.empty:
+        return bars
+    mark = alt.Chart(chosen).mark_bar(height=16, color=HIGHLIGHT).encode(x=x, x2=x2, y=y)
+    return alt.LayerChart(layer=[bars, mark])
 
 
 def roofline_chart(points: pd.DataFrame, roof: pd.DataFrame, selected: str) -> alt.LayerChart:
