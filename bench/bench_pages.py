@@ -40,6 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a check
 
 from playwright.sync_api import Browser, Locator, Page, sync_playwright
 
+from tests.browser import canvas
 from tests.browser.harness import (
     CANVAS_READY,
     CHROMIUM,
@@ -117,17 +118,21 @@ def pass_back_on() -> tuple[Action, Action]:
 
 @dataclass(frozen=True)
 class Timed:
-    """A page of the workbench: what shows its first view was drawn, and the widget change a rerun times."""
+    """A page of the workbench: what shows its first view was drawn, and the widget change a rerun times
+    (`canvas`: the page opens with the canvas in view, drawn before the widget is used: while Model Explorer
+    draws, the page's main thread is busy and a click waits)."""
 
     ready: str
     what: str
     change: tuple[Action, Action]
+    canvas: bool = False
 
 
 CANVAS_PAGE = CANVAS_READY  # the canvas got its panes (it draws them once in view: bench_canvas.py times that)
 PAGES: dict[str, Timed] = {
-    "Model": Timed(CANVAS_PAGE, "Go to a node: the first", pick_first_node()),
-    "Graph": Timed(CANVAS_PAGE, "Next pass (the run; the canvas's redraw is bench_canvas's)", next_pass()),
+    "Model": Timed(CANVAS_PAGE, "Go to a node: the first", pick_first_node(), canvas=True),
+    "Graph": Timed(CANVAS_PAGE, "Next pass (the run; the canvas's redraw is bench_canvas's)", next_pass(),
+                   canvas=True),
     "Passes": Timed(DATAFRAME, "A pass switched back on (its compile cached)", pass_back_on()),
     "Debug": Timed(DATAFRAME, "Input seed: 1 (re-runs the check)", fill_number("Input seed", "1")),
     "Fusion": Timed(DATAFRAME, "Outcome: rejected", click_segment("rejected")),
@@ -194,6 +199,8 @@ def bench_page(browser: Browser, landing: str, url: str, page: Timed, repeat: in
         with visited_tab(browser, landing) as tab:
             firsts.append(first_view(tab, url, page.ready))
             tab.wait_for_timeout(500)  # the page settles (components mount) before the widget is used
+            if page.canvas:
+                canvas.wait_rendered(tab)
             reruns.append(rerun(tab, page.change))
         with new_tab(browser) as tab:
             colds.append(first_view(tab, url, page.ready))

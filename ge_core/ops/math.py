@@ -160,13 +160,15 @@ def _int_pow(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 # ---- variadic -------------------------------------------------------------------------------------
-def _variadic(fn: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> KernelFn:
+def _variadic(fn: np.ufunc) -> KernelFn:
     def kernel(node: Node, inputs: list[np.ndarray | None]) -> list[np.ndarray]:
         arrays = [x for x in inputs if x is not None]
-        out = arrays[0]
-        for x in arrays[1:]:
-            out = fn(out, x)
-        return [np.array(out, dtype=arrays[0].dtype)]  # a copy even for one input: never alias it
+        if len(arrays) == 1:
+            return [np.array(arrays[0])]  # a copy: never alias an input
+        out = np.asarray(fn(arrays[0], arrays[1]))  # a new array: the later inputs are folded into it in place
+        for x in arrays[2:]:
+            out = fn(out, x, out=out) if np.broadcast_shapes(out.shape, x.shape) == out.shape else fn(out, x)
+        return [out.astype(arrays[0].dtype, copy=False)]
 
     return kernel
 

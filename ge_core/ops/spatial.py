@@ -153,7 +153,12 @@ def pad_input(x: np.ndarray, win: Window, value: float | int) -> np.ndarray:
         widths.append((b, max(need, 0)))
     if not any(w for pair in widths for w in pair):
         return x
-    return np.pad(x, widths, mode="constant", constant_values=value)
+    # A filled buffer and one slice assignment: np.pad does the same copy with ~35 us more of Python per call,
+    # as much as a small conv's arithmetic.
+    shape = tuple(size + b + e for size, (b, e) in zip(x.shape, widths, strict=True))
+    out = np.zeros(shape, dtype=x.dtype) if value == 0 else np.full(shape, value, dtype=x.dtype)
+    out[tuple(slice(b, b + size) for size, (b, _) in zip(x.shape, widths, strict=True))] = x
+    return out
 
 
 def spatial_numel(shape: Sequence[int]) -> int:

@@ -212,3 +212,28 @@ def test_samples_after_batchnorm_fold(name: str, scales: int) -> None:
     assert before - len(g) == scales and result.notes[0].startswith(f"folded {scales} ")
     got = ge_core.execute(g, feeds)
     assert max(relative_error(got[t], want[t]) for t in want) <= 1e-4
+
+
+def test_batchnorm_mul_add_fold_into_its_scale_and_bias() -> None:
+    """x -> BN -> Mul -> Add -> Relu (DenseNet after each Concat): the Mul and Add go into BN's scale and B."""
+    inits = {"s": rand(4), "b": rand(4), "m": rand(4), "v": np.abs(rand(4)) + 0.5, "k": rand(4, 1, 1),
+             "t": rand(1, 4, 1, 1)}
+    g = build([node("BatchNormalization", ["x", "s", "b", "m", "v"], "bn"), node("Mul", ["bn", "k"], "scaled"),
+               node("Add", ["scaled", "t"], "shifted"), node("Relu", ["shifted"], "y")],
+              {"x": [1, 4, 5, 5]}, ["y"], inits)
+    s, b, k, t = (g.constants[n].astype(np.float64).reshape(4) for n in ("s", "b", "k", "t"))
+    result = run_checked(g)
+    assert g.to_text() == (
+        "graph g (%x: f32[1,4,5,5]) {\n"
+        "  const %m: f32[4]\n"
+        "  const %v: f32[4]\n"
+        "  const %bn.scale: f32[4]\n"
+        "  const %bn.bias: f32[4]\n"
+        "  %bn = BatchNormalization(%x, %bn.scale, %bn.bias, %m, %v) : f32[1,4,5,5]\n"
+        "  %y = Relu(%bn) : f32[1,4,5,5]\n"
+        "  return %y\n"
+        "}")
+    np.testing.assert_allclose(g.constants["bn.scale"], s * k, rtol=1e-6)
+    np.testing.assert_allclose(g.constants["bn.bias"], b * k + t, rtol=1e-6)
+    assert result.notes == ("folded 2 constant scale/shift op(s) into the weights before them "
+                            "(1 Add into BatchNormalization, 1 Mul into BatchNormalization)",)

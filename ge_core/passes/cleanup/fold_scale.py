@@ -1,4 +1,5 @@
-"""ScaleFoldPass: fold a per-channel Mul/Add/Sub/Div by a constant into the Conv/Gemm/MatMul weights before it.
+"""ScaleFoldPass: fold a per-channel Mul/Add/Sub/Div by a constant into the Conv/Gemm/MatMul weights before it,
+or into the scale and bias of an inference BatchNormalization before it.
 
 Also holds what BatchNormFoldPass shares with it: both see "a per-output-channel affine map y*scale + shift
 right after an op with constant weights" and rewrite the weights (`channel_count`, `apply_affine`).
@@ -35,8 +36,8 @@ class Affine:
 # layout: the op names below are this rewrite's own cases, not a set of ops with a shared fact.
 
 def channel_axis(producer: Node, rank: int) -> int:
-    """The output axis that indexes output channels: 1 for convolutions, the last for Gemm/MatMul."""
-    return 1 if producer.op_type in ("Conv", "ConvTranspose") else rank - 1
+    """The output axis that indexes output channels: 1 for convolutions and BN, the last for Gemm/MatMul."""
+    return 1 if producer.op_type in ("Conv", "ConvTranspose", "BatchNormalization") else rank - 1
 
 
 def channel_count(graph: Graph, producer: Node) -> int | None:
@@ -57,7 +58,16 @@ def channel_count(graph: Graph, producer: Node) -> int | None:
         return int(w.shape[0] if producer.attr("transB", 0) else w.shape[1])
     if op == "MatMul" and w.ndim == 2 and not bias:
         return int(w.shape[1])
+    if op == "BatchNormalization" and w.ndim == 1 and bias and _inference_bn(producer):
+        return int(w.shape[0])  # W is BN's scale, the bias its B
     return None
+
+
+def _inference_bn(bn: Node) -> bool:
+    """An inference BN normalising per channel: y = x * k + shift, k and shift one value per channel."""
+    training = bn.opset >= 14 and int(bn.attr("training_mode", 0)) == 1
+    per_activation = bn.opset < 9 and int(bn.attr("spatial", 1)) == 0
+    return len(bn.inputs) == 5 and not training and not per_activation
 
 
 def takes_shift(producer: Node) -> bool:
@@ -69,6 +79,11 @@ def apply_affine(graph: Graph, producer: Node, affine: Affine) -> None:
     """Rewrite the producer's weights (new constants, float64 math) so it computes y * scale + shift."""
     if producer.op_type in ("Conv", "ConvTranspose"):
         _fold_conv(graph, producer, affine)
+    elif producer.op_type == "BatchNormalization":  # (x * k + shift) * s + t: scale * s, B * s + t
+        scale = graph.constants[producer.input(1)]
+        if np.any(affine.scale != 1):
+            _replace_const(graph, producer, 1, scale.astype(np.float64) * affine.scale, "scale")
+        _fold_bias(graph, producer, 2, affine, scale.dtype, beta=1.0)
     elif producer.op_type == "Gemm":
         _fold_gemm(graph, producer, affine)
     else:
@@ -158,6 +173,8 @@ class ScaleFoldPass:
     (x * W + b) * s + t equals x * (W * s) + (b * s + t) when s and t are one value per output channel,
     so the elementwise op disappears and its work is done by the weights, once, at compile time. Graph
     compilers do this to remove memory-bound passes over whole activations (GE's ConvScaleFusionPass).
+    An inference BatchNormalization is such an op too, its scale and B the weights (DenseNet's exported
+    BN -> Mul -> Add -> Relu after each Concat becomes BN -> Relu: two passes fewer over the activation).
     """
 
     name: ClassVar[str] = "ScaleFoldPass"
