@@ -18,6 +18,7 @@ from workbench_ui.shared_cache import SharedCache, shared_cache
 from workbench_ui.status import show_compile_failure
 from workbench_ui.text import code_span
 
+VIEW = "view"  # ?view=Roofline: a page's open tab (st.tabs bound to the address)
 PAGE_ROWS = 100  # rows per page of a long table
 TABLE_HEIGHT = 420  # px: a table page scrolls inside this
 BEST_SAMPLE = "densenet121"  # the sample each page's "What am I looking at?" points learners to
@@ -56,6 +57,18 @@ def address_option(name: str, options: Sequence[str], default: str, what: str) -
                f"{', '.join(code_span(o) for o in options)}): showing {code_span(default)}.",
                icon=":material/warning:")
     return default
+
+
+def show_tabs(sections: Mapping[str, Callable[[], None]]) -> None:
+    """One tab per section, its label the key; only the open tab's section runs (the first view draws one
+    tab's charts and tables, not the whole page's), and the address holds the open tab (?view=LABEL; an
+    unknown one is named on the page). Switching tabs reruns the page."""
+    labels = list(sections)
+    address_option(VIEW, labels, labels[0], "tab")
+    for label, tab in zip(labels, st.tabs(labels, key=VIEW, bind="query-params"), strict=True):
+        with tab:
+            if tab.open:
+                sections[label]()
 
 
 def selected_node(*graphs: Graph) -> str:

@@ -29,7 +29,7 @@ from ge_core.viz import (
     strategy_arenas,
     strategy_timelines,
 )
-from workbench_ui.analysis import BEST_SAMPLE, chart_pick, compiled_or_stop, memo, selected_node, table
+from workbench_ui.analysis import BEST_SAMPLE, chart_pick, compiled_or_stop, memo, selected_node, show_tabs, table
 from workbench_ui.analysis_canvas import PaneSpec, show_graphs
 from workbench_ui.charts import PICK, planner_chart, timeline_chart
 from workbench_ui.session import ConfigKey, WorkbenchConfig, require_model
@@ -43,10 +43,10 @@ MEMORY_INTRO = (
     "**What am I looking at?** Every activation of the compiled graph lives in one **arena**. The top chart "
     "counts the bytes alive at each execution step: its highest point is the **peak**, and no plan can use "
     "less than that (the **lower bound**); the dashed lines are the arena the planner reached and what "
-    "**no reuse** (every tensor its own bytes) would take. The planner chart below draws each tensor as a "
+    "**no reuse** (every tensor its own bytes) would take. The **Planner chart** tab draws each tensor as a "
     "rectangle: from the step that makes it to the last one that reads it, at its byte range in the arena "
     "(views and no-copy Concat parts inside the tensor they share bytes with). Click a step or a "
-    "rectangle to select its node on the graph; flip the switches to re-plan. "
+    "rectangle to select its node (the **On the graph** tab shows it); flip the switches to re-plan. "
     f"**{BEST_SAMPLE}** shows it best: each dense block Concats every earlier feature map, and the no-copy "
     "Concat parts sit inside their output (the numbers below are the model's on screen)."
 )
@@ -113,13 +113,20 @@ def show_memory_page(config: WorkbenchConfig) -> None:
     show_headline(view, compiled)
     node = selected_node(compiled.graph)
     index = step_index(view.plan)
-    show_timeline(key, compiled, view, memory, index.step_of.get(node))
-    show_planner(view, index.tensors_of(node) if node else [])
+    show_tabs({
+        "Live bytes and the peak": lambda: show_live_bytes(key, compiled, view, memory, index.step_of.get(node)),
+        "Planner chart": lambda: show_planner(view, index.tensors_of(node) if node else []),
+        "On the graph": lambda: show_graph(key, compiled, node),
+        "What each switch would do": lambda: show_switch_table(key, compiled, memory),
+    })
+
+
+def show_live_bytes(key: ConfigKey, compiled: CompiledModel, view: MemoryView, memory: MemoryConfig,
+                    step: int | None) -> None:
+    show_timeline(key, compiled, view, memory, step)
     st.markdown("#### Alive at the peak")
     table(view.peak, "ge_memory_peak", config={"share": st.column_config.ProgressColumn(
         "share", format="percent", min_value=0.0, max_value=1.0)})
-    show_graph(key, compiled, node)
-    show_switch_table(key, compiled, memory)
 
 
 def show_switches(own: MemoryConfig) -> MemoryConfig:
@@ -205,7 +212,7 @@ def show_graph(key: ConfigKey, compiled: CompiledModel, node: str) -> None:
                lambda: memory_overlay(compiled.graph, plan, "steps" if measure == "steps" else "bytes"))
     show_graphs([PaneSpec("compiled", key, compiled.graph, "compiled", (overlay,))], canvas_key="ge_memory_canvas",
                 selected=node, caption="The compile's own plan. Click a node: its step and tensors are marked on "
-                                       "the charts above")
+                                       "the charts of the other tabs")
 
 
 def show_switch_table(key: ConfigKey, compiled: CompiledModel, memory: MemoryConfig) -> None:

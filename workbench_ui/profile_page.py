@@ -36,6 +36,7 @@ from workbench_ui.analysis import (
     memo,
     select_node,
     selected_node,
+    show_tabs,
     table,
 )
 from workbench_ui.analysis_canvas import PaneSpec, show_graphs
@@ -54,9 +55,11 @@ PROFILE_INTRO = (
     "**What am I looking at?** The compiled model run on a simulated Ascend NPU, one kernel after another "
     "on one stream. Each kernel's time comes from its FLOPs on the **cube** (matrix) or **vector** unit, the "
     "bytes the **MTE** engines move between DDR and the on-chip buffers, and the **scalar** unit's "
-    "overhead; whichever takes longest **bounds** it (compute, memory or overhead). The roofline puts each "
-    "kernel under the profile's roofs: left of the ridge is memory-bound, right of it compute-bound. "
-    "Click a bar or a point to select its node on the graph. Pick the target in the sidebar's **Hardware**. "
+    "overhead; whichever takes longest **bounds** it (compute, memory or overhead). The tabs below hold the "
+    "per-op tables, the timeline of each unit, the roofline (each kernel under the profile's roofs: left of "
+    "the ridge is memory-bound, right of it compute-bound), latency on the graph, the NPU's numbers against "
+    "the CPU's, and the downloads; the address keeps the open tab. Click a row, a bar or a point to select its "
+    "node (the graph tab shows it). Pick the target in the sidebar's **Hardware**. "
     f"**{BEST_SAMPLE}** at O3 on ascend910 shows it best: hundreds of small kernels, where launch "
     "overhead adds up (the numbers below are the model's on screen)."
 )
@@ -111,16 +114,21 @@ def show_profile_page(config: WorkbenchConfig) -> None:
     intro.markdown(on_screen(choice.title, summary, ops))
     show_headline(summary)
     node = selected_node(compiled.graph)
+    show_tabs({
+        "Operators": lambda: show_operators(result, ops),
+        "Timeline per unit": lambda: show_timeline(result, node, summary),
+        "Roofline": lambda: show_roofline(result, node),
+        "On the graph": lambda: show_graph(key, compiled, result, precision, node),
+        "NPU vs CPU": lambda: show_numbers(key, compiled, result, precision),
+        "Downloads and profile": lambda: show_files(compiled, result, target),
+    })
+
+
+def show_operators(result: SimResult, ops: pd.DataFrame) -> None:
     st.markdown("#### Slowest operators")
     table(top_ops(result, 10), "ge_profile_top", on_pick=_pick_node, config=_columns())
-    show_timeline(result, node)
-    show_roofline(result, node)
     st.markdown("#### Every kernel")
     table(ops, "ge_profile_ops", wide=WIDE, on_pick=_pick_node, config=_columns())
-    show_graph(key, compiled, result, precision, node)
-    show_numbers(key, compiled, result, precision)
-    show_downloads(compiled, result)
-    show_profile_editor(target)
 
 
 def pick_precision(default: str) -> str:
@@ -147,10 +155,6 @@ def show_headline(summary: dict[str, Any]) -> None:
     cols[2].metric("Kernels", f"{summary['kernels']}")
     if isinstance(slowest, dict):
         cols[3].metric("Slowest op", str(slowest["node"]), help=f"{slowest['op_type']}, {slowest['bound']}-bound")
-    utilisation = summary["utilisation"]
-    assert isinstance(utilisation, dict)
-    st.markdown("**Utilisation per unit** (busy time over the total)")
-    st.altair_chart(utilisation_chart(utilisation))
 
 
 def _columns() -> dict[str, object]:
@@ -166,7 +170,11 @@ def _pick_node(row: pd.Series) -> None:
     select_node(str(row["node"]))
 
 
-def show_timeline(result: SimResult, node: str) -> None:
+def show_timeline(result: SimResult, node: str, summary: dict[str, Any]) -> None:
+    utilisation = summary["utilisation"]
+    assert isinstance(utilisation, dict)
+    st.markdown("#### Utilisation per unit (busy time over the total)")
+    st.altair_chart(utilisation_chart(utilisation))
     st.markdown("#### Timeline per unit")
     st.caption("One row per unit; each bar is a kernel keeping it busy. The mouse wheel zooms the time axis, "
                "dragging pans it, a double click resets it; click a bar to select its node.")
@@ -204,6 +212,11 @@ def show_numbers(key: ConfigKey, compiled: CompiledModel, result: SimResult, pre
 def _numbers(compiled: CompiledModel, precision: str) -> pd.DataFrame:
     ran = simulate(compiled, precision=precision, run=True)
     return output_comparison(ran, cpu_reference(compiled))
+
+
+def show_files(compiled: CompiledModel, result: SimResult, target: WorkbenchConfig) -> None:
+    show_downloads(compiled, result)
+    show_profile_editor(target)
 
 
 def show_downloads(compiled: CompiledModel, result: SimResult) -> None:

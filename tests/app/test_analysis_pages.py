@@ -129,7 +129,7 @@ def test_the_memory_page_shows_the_plans_peak_and_what_is_alive_there() -> None:
 
 
 def test_a_memory_switch_re_plans_the_arena() -> None:
-    at = open_page(MEMORY)
+    at = open_page(MEMORY, view="What each switch would do")  # the switches sit above the tabs
     compiled = compiled_as_the_page()
     at.toggle(key="ge_memory_reuse").set_value(False).run()
     assert not at.exception
@@ -163,7 +163,7 @@ def test_the_profile_page_simulates_on_the_default_target_when_the_sidebar_names
 
 
 def test_profile_in_fp16_compares_the_npus_outputs_with_the_cpus() -> None:
-    at = open_page(PROFILE, precision="force_fp16")
+    at = open_page(PROFILE, precision="force_fp16", view="NPU vs CPU")
     at.toggle(key="ge_profile_numbers").set_value(True).run()
     assert not at.exception
     outputs = next(d.value for d in at.dataframe if "rel_error" in d.value.columns)
@@ -183,7 +183,7 @@ def test_an_unknown_precision_or_hardware_in_the_address_says_so() -> None:
 
 
 def test_an_edited_profile_with_a_bad_field_is_refused_naming_it() -> None:
-    at = open_page(PROFILE, **{HARDWARE_PARAM: "ascend910"})
+    at = open_page(PROFILE, view="Downloads and profile", **{HARDWARE_PARAM: "ascend910"})
     (area,) = [a for a in at.text_area if a.key.startswith("ge_profile_edit")]
     data = json.loads(area.value)
     data["cores"]["ai_cores"] = -1
@@ -275,3 +275,22 @@ def test_a_click_on_a_chart_mark_selects_its_node(monkeypatch: pytest.MonkeyPatc
     chart_pick("chart", PICK, "node", picked.append)()
     chart_pick("empty", PICK, "node", picked.append)()  # a click beside every mark selects nothing
     assert picked == ["conv1"]
+
+
+def test_the_profile_pages_tabs_run_only_the_open_one_and_live_in_the_address() -> None:
+    at = open_page(PROFILE)
+    assert not at.exception and not at.get("vega_lite_chart")  # Operators: tables, no chart drawn
+    assert any("tiling" in d.value.columns for d in at.dataframe)
+    at = open_page(PROFILE, view="Timeline per unit")
+    assert not at.exception and len(at.get("vega_lite_chart")) == 2  # utilisation and the Gantt
+    assert not any("tiling" in d.value.columns for d in at.dataframe)  # the Operators tab did not run
+    at = open_page(PROFILE, view="Gantt")
+    assert not at.exception and any("`Gantt`" in w.value and "Operators" in w.value for w in at.warning)
+
+
+def test_the_memory_pages_planner_chart_is_a_tab_of_its_own() -> None:
+    at = open_page(MEMORY)
+    assert not at.exception and len(at.get("vega_lite_chart")) == 1  # the live bytes, not the planner chart
+    at = open_page(MEMORY, view="Planner chart")
+    (chart,) = at.get("vega_lite_chart")
+    assert not at.exception and chart.proto.id.endswith("-ge_memory_planner")
