@@ -24,7 +24,7 @@ from ge_core.viz import (
     run_spec,
 )
 from workbench_ui import address
-from workbench_ui.analysis import BEST_SAMPLE, memo, select_node, table
+from workbench_ui.analysis import BEST_SAMPLE, memo, select_node, show_tabs, table
 from workbench_ui.analysis_canvas import PaneSpec, show_graphs
 from workbench_ui.charts import delta_chart
 from workbench_ui.model_picker import ModelChoice
@@ -50,10 +50,11 @@ COMPARE_INTRO = (
     "**What am I looking at?** The model in the sidebar compiled under two to four configurations (opt "
     "level, passes switched off, hardware target, memory strategy, precision mode), side by side: how many "
     "nodes and kernels each leaves, its arena against the lower bound, its simulated latency, its compile "
-    "time and, when asked, its numeric error against the graph as imported (O0). The graphs are aligned by "
-    "the nodes' original names: pick a node to see where it went in each (kept, fused into which node, "
-    f"removed). **{BEST_SAMPLE}** at O1 against O3 on ascend910 shows it best (the numbers below are the "
-    "model's on screen). The address holds the comparison: share it, or save it as JSON."
+    "time and, when asked, its numeric error against the graph as imported (O0). In the **Graphs side by "
+    "side** tab the graphs are aligned by the nodes' original names: pick a node to see where it went in each "
+    f"(kept, fused into which node, removed). **{BEST_SAMPLE}** at O1 against O3 on ascend910 shows it best "
+    "(the numbers below are the model's on screen). The address holds the comparison and the open tab: share "
+    "it, or save it as JSON (**Save or load**)."
 )
 
 
@@ -129,11 +130,13 @@ def show_side_by_side(config: WorkbenchConfig) -> None:
     comparison = run_comparison(choice, spec, numerics)
     metrics = comparison.metrics()
     intro.markdown(on_screen(choice.title, metrics))
-    show_metrics(metrics)
-    show_graphs_side_by_side(choice, comparison)
-    show_alignment(comparison)
-    show_latency(comparison)
-    show_save_load(spec)
+    show_tabs({  # only the open tab runs: the first view draws the metrics, not the whole comparison
+        "Metrics": lambda: show_metrics(metrics),
+        "Graphs side by side": lambda: show_graphs_side_by_side(choice, comparison),
+        "Where each node went": lambda: show_alignment(comparison),
+        "Latency per op": lambda: show_latency(comparison),
+        "Save or load": lambda: show_save_load(spec),
+    })
 
 
 def show_editor(config: WorkbenchConfig, spec: ComparisonSpec) -> ComparisonSpec:

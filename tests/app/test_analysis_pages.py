@@ -294,3 +294,14 @@ def test_the_memory_pages_planner_chart_is_a_tab_of_its_own() -> None:
     at = open_page(MEMORY, view="Planner chart")
     (chart,) = at.get("vega_lite_chart")
     assert not at.exception and chart.proto.id.endswith("-ge_memory_planner")
+
+
+def test_the_compare_pages_sections_are_tabs_and_only_the_open_one_runs() -> None:
+    at = open_page(COMPARE, hw="ascend910")
+    assert not at.exception and any("kernels_delta" in d.value.columns for d in at.dataframe)
+    assert not at.get("bidi_component")  # the graphs' canvas did not run
+    at = open_page(COMPARE, hw="ascend910", view="Latency per op")
+    assert not at.exception and not any("kernels_delta" in d.value.columns for d in at.dataframe)
+    assert any(c.endswith("delta_us") for d in at.dataframe for c in d.value.columns)
+    at = open_page(COMPARE, view="Graphs side by side")
+    assert not at.exception and len(canvas(at, "ge_compare_canvas")["panes"]) == 2
