@@ -86,6 +86,7 @@ class Canvas {
     root.appendChild(this.root);
     this.inView = false;
     this.waiting = null; // data whose graphs are loaded once the canvas is in view
+    this.loadQueued = false; // a load waits for the next painted frame
     this.viewer = new IntersectionObserver((entries) => this.seen(entries), { rootMargin: VIEW_MARGIN });
     this.viewer.observe(this.root);
     this.runWatcher = new MutationObserver(() => this.loadWhenReady());
@@ -132,7 +133,14 @@ class Canvas {
   }
 
   loadWhenReady() {
-    if (this.inView && this.waiting && !pageRunning()) this.load(this.waiting);
+    if (!this.inView || !this.waiting || pageRunning() || this.loadQueued) return;
+    // After the next frame is painted: the page's finished run (its last tables, the status "done") is
+    // on screen before Model Explorer starts, which holds the main thread for a second or more.
+    this.loadQueued = true;
+    requestAnimationFrame(() => requestAnimationFrame(() => {
+      this.loadQueued = false;
+      if (this.inView && this.waiting && !pageRunning()) this.load(this.waiting);
+    }));
   }
 
   load(data) {
