@@ -104,15 +104,17 @@ def pass_back_on() -> tuple[Action, Action]:
     def toggle(tab: Page) -> Locator:
         return tab.get_by_text("Run this pass", exact=True).first
 
+    def open_pass(tab: Page) -> None:  # its expander (a rerun that recompiles may close it)
+        if not toggle(tab).is_visible():
+            tab.locator("[data-testid='stExpander'] summary").first.click()
+
     def prepare(tab: Page) -> None:
-        for flip in range(2):  # off, and its compile; then the expander opened again if the rerun closed it
-            if not toggle(tab).is_visible():
-                tab.locator("[data-testid='stExpander'] summary").first.click()
-            if flip == 0:
-                tab.evaluate(WATCH_RUNS)
-                toggle(tab).click()
-                tab.wait_for_function(RUN_ENDED, polling=20)
-                tab.wait_for_timeout(300)
+        open_pass(tab)
+        tab.evaluate(WATCH_RUNS)
+        toggle(tab).click()  # off: a compile of its own
+        tab.wait_for_function(RUN_ENDED, polling=20)
+        tab.wait_for_timeout(300)
+        open_pass(tab)
     return prepare, lambda tab: toggle(tab).click()
 
 

@@ -103,15 +103,15 @@ def gantt_chart(units: pd.DataFrame, order: Sequence[str], selected: str) -> alt
     zoom = alt.selection_interval(bind="scales", encodings=["x"])
     x, x2 = alt.X("start_us:Q", title="µs"), alt.X2("end_us:Q")
     y = alt.Y("unit:N", sort=list(order), title=None)
+    tooltip = ["unit", "node", "op_type", alt.Tooltip("start_us:Q", format=".2f"),
+               alt.Tooltip("busy_us:Q", format=".2f")]
     bars = alt.Chart(units).mark_bar(height=16).encode(
-        x=x, x2=x2, y=y, color=alt.Color("op_type:N", legend=None),
-        tooltip=["unit", "node", "op_type", alt.Tooltip("start_us:Q", format=".2f"),
-                 alt.Tooltip("busy_us:Q", format=".2f")],
+        x=x, x2=x2, y=y, color=alt.Color("op_type:N", legend=None), tooltip=tooltip,
     ).add_params(zoom, _pick(nearest=False)).properties(height=alt.Step(26))
     chosen = units[units["node"] == selected] if selected else units.iloc[:0]
     if chosen.empty:
         return bars
-    mark = alt.Chart(chosen).mark_bar(height=16, color=HIGHLIGHT).encode(x=x, x2=x2, y=y)
+    mark = alt.Chart(chosen).mark_bar(height=16, color=HIGHLIGHT).encode(x=x, x2=x2, y=y, tooltip=tooltip)
     return alt.LayerChart(layer=[bars, mark])
 
 
