@@ -56,6 +56,15 @@ def test_default_sample_loads_with_summary_and_graph() -> None:
     assert "What am I looking at?" in at.markdown[0].value
 
 
+def test_the_text_form_is_drawn_once_its_expander_is_opened() -> None:
+    at = run_app()
+    assert not at.code  # closed: not sent (the browser would highlight it even inside a closed expander)
+    at.session_state["ge_text_form"] = True  # what opening it does (it reruns the page)
+    at.run()
+    graph = import_onnx(sample_bytes(DEFAULT_SAMPLE)).graph
+    assert at.code[0].value.splitlines()[0] == graph.to_text().splitlines()[0]
+
+
 def test_selecting_another_sample_updates_the_page() -> None:
     at = run_app()
     at.selectbox(key=SAMPLE_KEY).set_value("residual_block").run()
