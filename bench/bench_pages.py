@@ -210,7 +210,8 @@ class PageTimes:
 
 
 def bench_page(browser: Browser, landing: str, url: str, page: Timed, repeat: int) -> PageTimes:
-    """Medians of the first view (a visited browser's new tab), a new browser's first view, the rerun."""
+    """Medians of the first view (a visited browser's new tab), the canvas drawn (canvas pages), a new browser's first
+    view, the rerun."""
     firsts, graphs, colds, reruns = [], [], [], []
     for _ in range(repeat):
         with visited_tab(browser, landing) as tab:
