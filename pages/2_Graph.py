@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from workbench_ui.canvas import CANVAS_COLUMNS, CANVAS_HEIGHT
-from workbench_ui.graph_canvas import show_downloads, show_step_canvas, step_panes
+from workbench_ui.graph_canvas import build_neighbours_ahead, show_downloads, show_step_canvas, step_panes
 from workbench_ui.graph_controls import CHANGE, graphs_at, pass_records, pick_colour, pick_step, step_diff
 from workbench_ui.graph_inspector import selected_node, show_finder, show_inspector
 from workbench_ui.graph_views import constants_note, show_changes, show_legend
@@ -52,3 +52,4 @@ if step is not None:
 show_downloads(pipeline, step, after)
 if step is not None:
     show_changes(diff, before, after, step.name)
+build_neighbours_ahead(config.cache_key, pipeline, step)

@@ -3,9 +3,11 @@ name, coloured by the chosen overlay; the downloads of the snapshot on screen.""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import logging
+import os
 import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -70,14 +72,17 @@ class Caches:
 
 def step_panes(key: ConfigKey, pipeline: Pipeline, step: PassStep | None, before: Graph, after: Graph,
                diff: GraphDiff, colour: str) -> list[Pane]:
-    """Before and after the pass; one pane when it changed nothing (or at O0). The steps ◀ and ▶ lead to
-    are then built in the background, so stepping finds them ready."""
-    caches = Caches.here()
-    panes = [make_pane(label, graph_id, graph, shown_last(overlays, colour))
-             for label, graph_id, graph, overlays in build_sides(caches, key, pipeline, step, before, after, diff)]
+    """Before and after the pass; one pane when it changed nothing (or at O0)."""
+    return [make_pane(label, graph_id, graph, shown_last(overlays, colour))
+            for label, graph_id, graph, overlays in build_sides(Caches.here(), key, pipeline, step, before, after,
+                                                                 diff)]
+
+
+def build_neighbours_ahead(key: ConfigKey, pipeline: Pipeline, step: PassStep | None) -> None:
+    """The panes of the steps ◀ and ▶ lead to, built in the background so stepping finds them ready. The
+    page calls it last: a thread building them during the run would take the GIL from the run itself."""
     if step is not None:
-        prefetch(caches, key, pipeline, neighbour_steps(pipeline.records, step))
-    return panes
+        prefetch(Caches.here(), key, pipeline, neighbour_steps(pipeline.records, step))
 
 
 Side_ = tuple[str, str, GraphJson, dict[str, tuple[str, str]]]  # label, graph id, its JSON, its overlays
@@ -129,6 +134,7 @@ def prefetch(caches: Caches, key: ConfigKey, pipeline: Pipeline, steps: Sequence
 
 
 def _prefetch_one(caches: Caches, key: ConfigKey, pipeline: Pipeline, step: PassStep) -> None:
+    _yield_to_the_browser()
     try:
         before, after = graphs_at(step, pipeline)
         diff = build_step_diff(caches.diffs, key, step, before, after)
@@ -138,6 +144,13 @@ def _prefetch_one(caches: Caches, key: ConfigKey, pipeline: Pipeline, step: Pass
     finally:
         with _QUEUED_LOCK:
             _QUEUED.discard((key, step.index))
+
+
+def _yield_to_the_browser() -> None:
+    """This thread runs at the lowest OS priority (Linux schedules threads apart): the browser drawing the
+    step just taken on the same cores comes first; the work ahead fills the idle time."""
+    with contextlib.suppress(AttributeError, OSError):  # not Linux, or not allowed: the server's priority then
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
 
 
 def show_step_canvas(panes: list[Pane], pipeline: Pipeline, step: PassStep | None, selected: str,
