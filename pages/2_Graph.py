@@ -5,7 +5,13 @@ from __future__ import annotations
 import streamlit as st
 
 from workbench_ui.canvas import CANVAS_COLUMNS, CANVAS_HEIGHT
-from workbench_ui.graph_canvas import build_neighbours_ahead, show_downloads, show_step_canvas, step_panes
+from workbench_ui.graph_canvas import (
+    build_neighbours_ahead,
+    panes_ahead,
+    show_downloads,
+    show_step_canvas,
+    step_panes,
+)
 from workbench_ui.graph_controls import CHANGE, graphs_at, pass_records, pick_colour, pick_step, step_diff
 from workbench_ui.graph_inspector import selected_node, show_finder, show_inspector
 from workbench_ui.graph_views import constants_note, show_changes, show_legend
@@ -36,12 +42,13 @@ diff = step_diff(config.cache_key, step, before, after)
 colour = pick_colour(step is not None and step.changed)
 node, side = selected_node(before, after)
 
+note = st.empty()  # always here: an element that comes and goes above the canvas would remount it
 if step is not None and step.changed and not (diff.added or diff.removed or diff.changed):
-    st.caption(constants_note(diff, before, after, step.name))  # nothing to mark on the canvas: say why
+    note.caption(constants_note(diff, before, after, step.name))  # nothing to mark on the canvas: say why
 canvas, panel = st.columns(CANVAS_COLUMNS)
 with canvas:
     panes = step_panes(config.cache_key, pipeline, step, before, after, diff, colour)
-    show_step_canvas(panes, pipeline, step, node.split(" › ")[0], side)
+    show_step_canvas(panes, pipeline, step, node.split(" › ")[0], side, panes_ahead(config.cache_key, pipeline, step))
 with panel, st.container(height=CANVAS_HEIGHT + 36, border=False):
     show_finder(before, after, node, "ge_graph_node", (config.cache_key, step.index if step is not None else -1))
     passes_so_far = pipeline.records[:step.index + 1] if step is not None else ()

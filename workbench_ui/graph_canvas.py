@@ -47,11 +47,14 @@ from workbench_ui.graph_controls import (
     DiffCache,
     Pipeline,
     build_step_diff,
+    colour_for,
     diff_cache,
     graphs_at,
     neighbour_steps,
+    next_step,
 )
 from workbench_ui.session import ConfigKey
+from workbench_ui.shared_cache import NotBuiltYet, PeekCache
 
 CANVAS_KEY = "ge_graph_canvas"
 Side = Literal["before", "after"]
@@ -69,6 +72,10 @@ class Caches:
     def here(cls) -> Caches:
         return cls(graph_cache(), overlay_cache(), diff_cache())
 
+    def peek(self) -> Caches:
+        """The same caches, only looked into (a miss raises NotBuiltYet)."""
+        return Caches(PeekCache(self.graphs), PeekCache(self.overlays), PeekCache(self.diffs))
+
 
 def step_panes(key: ConfigKey, pipeline: Pipeline, step: PassStep | None, before: Graph, after: Graph,
                diff: GraphDiff, colour: str) -> list[Pane]:
@@ -76,6 +83,24 @@ def step_panes(key: ConfigKey, pipeline: Pipeline, step: PassStep | None, before
     return [make_pane(label, graph_id, graph, shown_last(overlays, colour))
             for label, graph_id, graph, overlays in build_sides(Caches.here(), key, pipeline, step, before, after,
                                                                  diff)]
+
+
+def panes_ahead(key: ConfigKey, pipeline: Pipeline, step: PassStep | None) -> list[Pane] | None:
+    """The panes ▶ leads to, as that step's page will show them, for the canvas to draw out of sight; []
+    while the background builds them (nothing is built in the page's run), None on the last pass."""
+    ahead = next_step(pipeline.records, step)
+    if ahead is None:
+        return None
+    before, after = graphs_at(ahead, pipeline)
+    peek = Caches.here().peek()
+    try:
+        diff = build_step_diff(peek.diffs, key, ahead, before, after)
+        sides = build_sides(peek, key, pipeline, ahead, before, after, diff)
+    except NotBuiltYet:
+        return []
+    colour = colour_for(ahead.changed)
+    return [make_pane(label, graph_id, graph, shown_last(overlays, colour))
+            for label, graph_id, graph, overlays in sides]
 
 
 def build_neighbours_ahead(key: ConfigKey, pipeline: Pipeline, step: PassStep | None) -> None:
@@ -154,17 +179,22 @@ def _yield_to_the_browser() -> None:
 
 
 def show_step_canvas(panes: list[Pane], pipeline: Pipeline, step: PassStep | None, selected: str,
-                     selected_side: str) -> None:
-    """The canvas; a click selects the node (in the address, which the inspector reads)."""
+                     selected_side: str, ahead: list[Pane] | None = None) -> None:
+    """The canvas (with the panes ▶ leads to, drawn out of sight); a click selects the node (in the
+    address, which the inspector reads)."""
     where = f"{step.label}: before | after" if step is not None and len(panes) == 2 else (
         step.label if step is not None else "as imported")
     side = next((i for i, p in enumerate(panes) if p.label == selected_side), 0)
-    # Each pane loads the overlay shown only (the page's "Colour nodes by" switches): a 10,000-node overlay
-    # costs the canvas about a second to apply; "Open in Model Explorer" takes them all.
-    shown = [p.with_overlays(p.overlays[-1:]) for p in panes]
-    show_canvas(shown, key=CANVAS_KEY, selected=selected, selected_pane=side, sync=True,
+    show_canvas(_as_shown(panes), key=CANVAS_KEY, selected=selected, selected_pane=side, sync=True,
                 caption=f"{where} · click a node to inspect it", on_click=_select,
-                open_tab=_open_tab(panes[-1], pipeline, step))
+                open_tab=_open_tab(panes[-1], pipeline, step),
+                ahead=_as_shown(ahead) if ahead is not None else None)
+
+
+def _as_shown(panes: list[Pane]) -> list[Pane]:
+    """Each pane loads the overlay shown only (the page's "Colour nodes by" switches): a 10,000-node overlay
+    costs the canvas about a second to apply; "Open in Model Explorer" takes them all."""
+    return [p.with_overlays(p.overlays[-1:]) for p in panes]
 
 
 def _select(node: str) -> None:

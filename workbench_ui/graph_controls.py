@@ -126,7 +126,18 @@ def build_step_diff(cache: DiffCache, key: ConfigKey, step: PassStep | None, bef
 
 
 def neighbour_steps(records: Sequence[PassRecord], step: PassStep | None) -> list[PassStep]:
-    """The steps ◀ and ▶ go to from `step` (the next first: what a user steps to most)."""
+    """The steps ◀ and ▶ go to from `step`, and the one after the next (the page there sends its own ▶
+    ahead to the canvas only once it is built): the next first, what a user steps to most."""
+    return _steps_from(records, step, (1, 2, -1))
+
+
+def next_step(records: Sequence[PassRecord], step: PassStep | None) -> PassStep | None:
+    """The step ▶ goes to from `step` (None on the last)."""
+    ahead = _steps_from(records, step, (1,))
+    return ahead[0] if ahead else None
+
+
+def _steps_from(records: Sequence[PassRecord], step: PassStep | None, offsets: Sequence[int]) -> list[PassStep]:
     if step is None:
         return []
     hide = bool(st.session_state.get(HIDE_KEY, True))
@@ -134,14 +145,13 @@ def neighbour_steps(records: Sequence[PassRecord], step: PassStep | None) -> lis
     at = next((i for i, s in enumerate(steps) if s.index == step.index), None)
     if at is None:
         return []
-    return [steps[i] for i in (at + 1, at - 1) if 0 <= i < len(steps)]
+    return [steps[at + k] for k in offsets if 0 <= at + k < len(steps)]
 
 
 def pick_colour(changed: bool) -> str:
     """The overlay the canvas shows (the others stay a click away in the canvas's node-data menu)."""
-    default = CHANGE if changed else CATEGORY
-    options = list(COLOURS) if changed else [FUSION, CATEGORY]
-    wanted = address.read(address.COLOUR, default, options)
+    default, options = _colour_options(changed)
+    wanted = colour_for(changed)
     if st.session_state.get(COLOUR_KEY) != wanted:
         st.session_state[COLOUR_KEY] = wanted
     colour = st.segmented_control("Colour nodes by", options, key=COLOUR_KEY, required=True,
@@ -149,6 +159,16 @@ def pick_colour(changed: bool) -> str:
                                   help="An overlay on the canvas. Nodes only one side has are outlined as well.")
     address.write(address.COLOUR, colour or default, default)
     return str(colour or default)
+
+
+def colour_for(changed: bool) -> str:
+    """The overlay pick_colour shows at a step that `changed` (or not), as the address has it now."""
+    default, options = _colour_options(changed)
+    return address.read(address.COLOUR, default, options)
+
+
+def _colour_options(changed: bool) -> tuple[str, list[str]]:
+    return (CHANGE if changed else CATEGORY), (list(COLOURS) if changed else [FUSION, CATEGORY])
 
 
 def _colour_moved() -> None:

@@ -101,9 +101,16 @@ def require_model(config: WorkbenchConfig) -> ModelChoice:
     return config.choice
 
 
+# The import's spinner and the compile's progress bar are drawn in a container of their own, made on every
+# call, hit or miss: an element only a first run draws would shift every later element's place on the page,
+# and the graph canvas below it would be made anew (Model Explorer started again) on the next run.
+
+
 def load_outcome(config: WorkbenchConfig) -> LoadOutcome:
     """The import of the picked model with the sidebar's input shapes (cached)."""
-    return load_model(require_model(config), config.input_shapes)
+    choice = require_model(config)
+    with st.container():
+        return load_model(choice, config.input_shapes)
 
 
 def compile_outcome(config: WorkbenchConfig) -> CompileOutcome:
@@ -116,11 +123,13 @@ def compile_outcome(config: WorkbenchConfig) -> CompileOutcome:
     if not load.result.ok:
         return CompileOutcome(config, load, None, import_failure(load.result))
     cache: SharedCache[ConfigKey, CompileOutcome] = shared_cache("compiles", COMPILE_CACHE_ENTRIES)
+    progress = st.container()
     cached = cache.get(config.cache_key)
     if cached is not None:
         return cached
     try:
-        outcome = _compile_with_progress(config, load, load.result.graph)
+        with progress:
+            outcome = _compile_with_progress(config, load, load.result.graph)
     except Exception as exc:  # a bug of ours: not cached, traceback shown tucked away
         return CompileOutcome(config, load, None, bug_failure(exc, "compile"), exc)
     cache.put(config.cache_key, outcome)

@@ -43,6 +43,27 @@ class SharedCache(Generic[K, V]):
                 self._items.popitem(last=False)
 
 
+class NotBuiltYet(LookupError):
+    """What a PeekCache raises on a miss."""
+
+
+class PeekCache(SharedCache[K, V]):
+    """Another cache, only looked into: a miss raises NotBuiltYet where the caller would build the value."""
+
+    def __init__(self, inner: SharedCache[K, V]) -> None:
+        super().__init__(0)
+        self._inner = inner
+
+    def get(self, key: K) -> V:
+        found = self._inner.get(key)
+        if found is None:
+            raise NotBuiltYet(key)
+        return found
+
+    def put(self, key: K, value: V) -> None:
+        raise NotBuiltYet(key)
+
+
 @st.cache_resource(show_spinner=False)
 def shared_cache(name: str, entries: int) -> SharedCache[Any, Any]:
     """The cache called `name`, one per server process. Held by st.cache_resource (the function only

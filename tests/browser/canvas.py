@@ -48,7 +48,7 @@ SELECTED_IDS_JS = """
 PANE_OPS_JS = """
 async (root) => {
   const store = window.__geCanvas || {};
-  const frame = root.querySelector('iframe');
+  const frame = root.querySelector('iframe.ge-canvas-frame');  // the one shown, not the next pass drawn ahead
   const token = frame ? new URL(frame.src, location.href).searchParams.get('ge') : null;
   const data = token ? store[token] : null;
   if (!data) return null;
@@ -65,7 +65,7 @@ async (root) => {
 OVERLAY_COLOURS_JS = """
 async (root) => {
   const store = window.__geCanvas || {};
-  const frame = root.querySelector('iframe');
+  const frame = root.querySelector('iframe.ge-canvas-frame');  // the one shown, not the next pass drawn ahead
   const token = frame ? new URL(frame.src, location.href).searchParams.get('ge') : null;
   const data = token ? store[token] : null;
   if (!data) return [];
@@ -105,7 +105,7 @@ def canvas_frame(page: Page, index: int = 0) -> Frame:
     graphs only once it is in view)."""
     root = canvas_root(page, index)
     root.scroll_into_view_if_needed()
-    handle = root.locator("iframe").element_handle()
+    handle = root.locator(FRAME).element_handle()  # not the frame drawing the next pass ahead
     frame = handle.content_frame() if handle is not None else None
     assert frame is not None, "the canvas has no iframe"
     return frame

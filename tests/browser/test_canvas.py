@@ -126,6 +126,34 @@ def test_the_graph_canvas_draws_selects_and_steps_in_step(server: Server, browse
         assert errors == []
 
 
+def test_the_next_pass_is_drawn_ahead_and_shown_at_once(server: Server, tab: Page) -> None:
+    """Once the canvas has drawn and been calm, it draws the panes ▶ leads to beneath it (asking the page
+    again while they are still being built); ▶ then shows that frame, no new one loaded, with the node
+    picked since selected, and the same graphs a fresh load of the address draws."""
+    errors = watch_errors(tab)
+    open_canvas(tab, f"{server.url}/Graph?sample=resnet50&colour=category", panes=2)
+    node, op = canvas.node_among_others(tab)
+    canvas.pick_in_finder(tab, node, op)  # its layer opened, so node boxes are drawn to click
+    canvas.wait_panes_selected(tab, node)
+    clicked = canvas.click_a_node(tab)  # picked after the next pass was planned: the frame shown follows
+    canvas.wait_panes_selected(tab, clicked)
+    ahead = tab.locator(f"{canvas.CANVAS} iframe.ge-canvas-ahead")
+    expect(ahead).to_have_count(1, timeout=60_000)
+    drawn_ahead, ahead_version = ahead.get_attribute("src"), ahead.get_attribute("data-version")
+    assert step_ahead(tab)
+    assert canvas.version(tab) == ahead_version
+    assert tab.locator(canvas.FRAME).get_attribute("src") == drawn_ahead
+    canvas.wait_panes_selected(tab, clicked)
+    shown, version = canvas.pane_nodes(tab), canvas.version(tab)
+    tab.reload()
+    tab.wait_for_selector(CANVAS_READY)
+    canvas.wait_rendered(tab, panes=2, timeout=180)
+    assert canvas.version(tab) == version and canvas.pane_nodes(tab) == shown
+    assert tab.locator(canvas.FRAME).get_attribute("src") != drawn_ahead  # loaded anew this time
+    assert_no_exception(tab)
+    assert errors == []
+
+
 def test_the_model_page_canvas_inspects_a_clicked_node(server: Server, tab: Page) -> None:
     errors = watch_errors(tab)
     open_canvas(tab, f"{server.url}/?sample=transformer_encoder", panes=1)

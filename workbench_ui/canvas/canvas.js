@@ -11,6 +11,12 @@
 //     `model-explorer-select-node-by-node-id`, retried until the app has the graph).
 //   canvas -> Python: `model-explorer-node-selected` becomes the trigger "clicked" (a node id); the
 //     "Open in Model Explorer" button the trigger "open" (a token: the page answers with the data).
+//
+// Drawn ahead: with `data.ahead` (the panes the next pass shows), once the canvas has drawn and been calm
+// for a while, a second iframe draws those beneath it, out of sight; when a later run asks for exactly
+// those panes, that iframe is shown at once instead of a new one loaded (Model Explorer starts, lays the
+// graphs out and draws them in 2-3 s here, which stepping to the next pass would otherwise wait for).
+// `{coming: true}`: the page is still building them; once calm the canvas asks again (the trigger "ahead").
 
 const STORE = (window.__geCanvas = window.__geCanvas || {});
 const HIGHLIGHT_DIFFS = "sync_navigation_match_node_id_highlight_diffs"; // Model Explorer's own setting
@@ -19,6 +25,12 @@ const SELECT_TRIES = 120;
 const VIEW_MARGIN = "200px"; // start loading just before the canvas scrolls into view
 const APP = "[data-testid='stApp']";
 const RUN_STATE = "data-test-script-state"; // Streamlit's own: "running" while the page's script runs
+const AHEAD_CALM_MS = 500; // the canvas drawn, the page idle and no press in the canvas this long first
+const AHEAD_POLL_MS = 250;
+const AHEAD_ASKS = 3; // times a canvas asks again (a rerun) for panes ahead that were still being built,
+const AHEAD_ASK_MS = 1000; // after 1, 3 and 5 calm seconds: the server builds them at a low priority meanwhile
+const DRAWN_PANE = "webgl-renderer canvas.main"; // one per pane once Model Explorer has drawn its graph
+const BUSY_TEXT = "Processing"; // Model Explorer's "Processing graph..." while its worker lays a graph out
 
 function pageRunning() {
   const app = document.querySelector(APP);
@@ -82,7 +94,10 @@ class Canvas {
     this.openButton.addEventListener("click", () => this.openTab());
     this.bar.append(this.status, this.openButton);
     this.frame = this.placeholder();
-    this.root.append(this.bar, this.frame);
+    this.stack = document.createElement("div"); // the frame shown, and the one drawn ahead beneath it
+    this.stack.className = "ge-canvas-stack";
+    this.stack.append(this.frame);
+    this.root.append(this.bar, this.stack);
     root.appendChild(this.root);
     this.inView = false;
     this.waiting = null; // data whose graphs are loaded once the canvas is in view
@@ -98,6 +113,11 @@ class Canvas {
     this.reported = ""; // the last click sent to Python
     this.pending = null; // a selection asked of the canvas, not yet echoed
     this.timer = null;
+    this.ahead = null; // {version, token, frame, selected}: the panes drawn out of sight
+    this.aheadWanted = null; // data.ahead not yet drawn
+    this.calmSince = null;
+    this.aheadTimer = null;
+    this.asked = { version: null, times: 0 }; // asks for panes ahead that were coming, for this version
     this.onMessage = (event) => this.receive(event);
     window.addEventListener("message", this.onMessage);
     try {
@@ -114,10 +134,15 @@ class Canvas {
     this.status.textContent = data.caption || "";
     this.openButton.hidden = !data.open;
     if (data.open_payload) STORE[data.open_payload.token] = data.open_payload.data;
+    if (this.ahead) this.ahead.frame.style.height = this.frame.style.height;
     if (data.version !== this.version) {
       this.version = data.version;
-      this.waiting = data;
-      this.loadWhenReady();
+      if (this.ahead && this.ahead.version === data.version) {
+        this.promote(data);
+      } else {
+        this.waiting = data;
+        this.loadWhenReady();
+      }
     } else if (this.waiting) {
       this.waiting = data; // not drawn yet: it opens on the latest selection
     } else if (data.selected && data.selected.id !== this.shown && data.selected.id !== this.reported) {
@@ -125,6 +150,97 @@ class Canvas {
     }
     this.root.dataset.version = data.version;
     this.root.dataset.selected = data.selected ? data.selected.id : "";
+    this.planAhead(data.ahead || null);
+  }
+
+  // The panes drawn ahead become the ones shown; the selection follows the page's if it moved since.
+  promote(data) {
+    const ahead = this.ahead;
+    this.ahead = null;
+    this.waiting = null;
+    if (this.token) delete STORE[this.token];
+    this.token = ahead.token;
+    this.stopSelecting();
+    ahead.frame.className = "ge-canvas-frame";
+    ahead.frame.title = "Graph canvas (Model Explorer)";
+    ahead.frame.removeAttribute("aria-hidden");
+    ahead.frame.removeAttribute("tabindex");
+    this.frame.remove();
+    this.frame = ahead.frame;
+    this.shown = ahead.selected;
+    this.reported = this.shown;
+    const wanted = data.selected ? data.selected.id : "";
+    if (wanted && wanted !== this.shown) this.select(wanted);
+  }
+
+  planAhead(ahead) {
+    if (this.ahead && (!ahead || this.ahead.version !== ahead.version)) this.dropAhead();
+    this.aheadWanted = ahead && !this.ahead ? ahead : null;
+    this.calmSince = null;
+    if (this.aheadWanted && this.aheadTimer === null) {
+      this.aheadTimer = window.setInterval(() => this.drawAheadWhenCalm(), AHEAD_POLL_MS);
+    } else if (!this.aheadWanted) {
+      this.stopAheadTimer();
+    }
+  }
+
+  drawAheadWhenCalm() {
+    const now = performance.now();
+    if (!this.aheadWanted || this.waiting || !this.inView || pageRunning() || !this.drawn()) {
+      this.calmSince = null;
+      return;
+    }
+    if (this.calmSince === null) this.calmSince = now;
+    if (this.asked.version !== this.version) this.asked = { version: this.version, times: 0 };
+    const coming = Boolean(this.aheadWanted.coming);
+    if (now - this.calmSince < (coming ? AHEAD_ASK_MS * (1 + 2 * this.asked.times) : AHEAD_CALM_MS)) return;
+    const ahead = this.aheadWanted;
+    this.aheadWanted = null;
+    this.stopAheadTimer();
+    if (coming) {
+      if (this.asked.times < AHEAD_ASKS) {
+        this.asked.times += 1;
+        this.trigger("ahead", newToken());
+      }
+      return;
+    }
+    const token = newToken();
+    handOver(token, ahead.panes);
+    const selected = this.data && this.data.selected ? this.data.selected : null;
+    const params = new URLSearchParams({ ge: token, embed: "1",
+                                         data: JSON.stringify(urlData(ahead.panes, selected, this.data.sync)) });
+    const frame = this.newFrame(`${this.data.src}?${params.toString()}`);
+    frame.className = "ge-canvas-ahead";
+    frame.title = "The next pass, drawn ahead (hidden)";
+    frame.setAttribute("aria-hidden", "true");
+    frame.setAttribute("tabindex", "-1");
+    frame.style.height = this.frame.style.height;
+    frame.dataset.version = ahead.version;
+    this.stack.insertBefore(frame, this.frame);
+    this.ahead = { version: ahead.version, token, frame, selected: selected ? selected.id : "" };
+  }
+
+  // The frame shown has drawn its graphs (Model Explorer's own elements, no pixels read).
+  drawn() {
+    try {
+      const doc = this.frame.contentDocument;
+      return Boolean(doc && doc.body) && doc.querySelectorAll(DRAWN_PANE).length > 0
+        && !doc.body.textContent.includes(BUSY_TEXT);
+    } catch (err) {
+      return false;
+    }
+  }
+
+  dropAhead() {
+    if (!this.ahead) return;
+    delete STORE[this.ahead.token];
+    this.ahead.frame.remove();
+    this.ahead = null;
+  }
+
+  stopAheadTimer() {
+    if (this.aheadTimer !== null) window.clearInterval(this.aheadTimer);
+    this.aheadTimer = null;
   }
 
   seen(entries) {
@@ -199,6 +315,7 @@ class Canvas {
   receive(event) {
     if (event.source !== this.frame.contentWindow || event.origin !== window.location.origin) return;
     const message = event.data || {};
+    if (message.cmd === "model-explorer-mousedown") this.calmSince = null; // in use: draw ahead later
     if (message.cmd !== "model-explorer-node-selected" || !message.nodeId) return;
     this.shown = message.nodeId;
     if (this.pending === message.nodeId) {
@@ -223,6 +340,8 @@ class Canvas {
 
   destroy() {
     this.stopSelecting();
+    this.stopAheadTimer();
+    this.dropAhead();
     this.viewer.disconnect();
     this.runWatcher.disconnect();
     window.removeEventListener("message", this.onMessage);

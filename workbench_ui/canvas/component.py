@@ -61,11 +61,15 @@ class OpenInExplorer:
 
 def show_canvas(panes: Sequence[Pane], *, key: str, selected: str = "", selected_pane: int = 0,
                 sync: bool = True, caption: str = "", on_click: Callable[[str], None] | None = None,
-                open_tab: OpenInExplorer | None = None, height: int = CANVAS_HEIGHT) -> str | None:
+                open_tab: OpenInExplorer | None = None, height: int = CANVAS_HEIGHT,
+                ahead: Sequence[Pane] | None = None) -> str | None:
     """One pane, or two side by side kept in step by node id (`sync`). `selected` (a node id, in pane
     `selected_pane`) is selected and centred. A click calls `on_click(node id)` before the page reruns
     (so the page reads the new selection from the start) and is returned in that run; else None.
-    `open_tab` adds the "Open in Model Explorer" button."""
+    `open_tab` adds the "Open in Model Explorer" button. `ahead`: the panes a later run will most likely
+    show (the next pass); once these are drawn and calm the canvas draws those out of sight, and shows
+    them at once when that run asks for them. Empty: they are being built; the canvas asks again (a
+    rerun) once it is calm, a few times."""
     problem = serving_problem()
     if problem:
         st.error(problem, icon=":material/hub:")
@@ -74,16 +78,35 @@ def show_canvas(panes: Sequence[Pane], *, key: str, selected: str = "", selected
         raise ValueError(f"the canvas shows one or two panes, not {len(panes)}")
     data = {
         "src": entry_url(), "height": height, "sync": sync, "caption": caption,
-        "version": _sha("\n".join([*(p.fingerprint() for p in panes), str(sync)])),
+        "version": _version(panes, sync),
         "panes": [_pane_data(p, f"{key}.{i}") for i, p in enumerate(panes)],
+        "ahead": _ahead_data(ahead, key, sync),
         "selected": {"id": selected, "pane": selected_pane} if selected else None,
         "open": _open_data(open_tab), "open_payload": _open_payload(key, open_tab),
     }
     result = _component(key=key, data=data, height="content",
                         on_clicked_change=functools.partial(_clicked, key, on_click),
-                        on_open_change=functools.partial(_remember_open, key))
+                        on_open_change=functools.partial(_remember_open, key),
+                        on_ahead_change=_look_ahead_again)
     clicked = result.clicked if result is not None else None
     return str(clicked) if clicked else None
+
+
+def _ahead_data(ahead: Sequence[Pane] | None, key: str, sync: bool) -> dict[str, object] | None:
+    if ahead is None:
+        return None
+    if not ahead:
+        return {"coming": True}
+    return {"version": _version(ahead, sync), "panes": [_pane_data(p, f"{key}.ahead.{i}") for i, p in enumerate(ahead)]}
+
+
+def _look_ahead_again() -> None:
+    """The canvas asked for the panes ahead again: the rerun this trigger starts looks for them."""
+
+
+def _version(panes: Sequence[Pane], sync: bool) -> str:
+    """Names what the panes show: the canvas reloads when it changes."""
+    return _sha("\n".join([*(p.fingerprint() for p in panes), str(sync)]))
 
 
 def _pane_data(pane: Pane, where: str) -> dict[str, object]:
