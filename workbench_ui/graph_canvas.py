@@ -80,9 +80,7 @@ class Caches:
 def step_panes(key: ConfigKey, pipeline: Pipeline, step: PassStep | None, before: Graph, after: Graph,
                diff: GraphDiff, colour: str) -> list[Pane]:
     """Before and after the pass; one pane when it changed nothing (or at O0)."""
-    return [make_pane(label, graph_id, graph, shown_last(overlays, colour))
-            for label, graph_id, graph, overlays in build_sides(Caches.here(), key, pipeline, step, before, after,
-                                                                 diff)]
+    return _panes(build_sides(Caches.here(), key, pipeline, step, before, after, diff), colour)
 
 
 def panes_ahead(key: ConfigKey, pipeline: Pipeline, step: PassStep | None) -> list[Pane] | None:
@@ -98,19 +96,23 @@ def panes_ahead(key: ConfigKey, pipeline: Pipeline, step: PassStep | None) -> li
         sides = build_sides(peek, key, pipeline, ahead, before, after, diff)
     except NotBuiltYet:
         return []
-    colour = colour_for(ahead.changed)
-    return [make_pane(label, graph_id, graph, shown_last(overlays, colour))
-            for label, graph_id, graph, overlays in sides]
+    return _panes(sides, colour_for(ahead.changed))
 
 
 def build_neighbours_ahead(key: ConfigKey, pipeline: Pipeline, step: PassStep | None) -> None:
-    """The panes of the steps ◀ and ▶ lead to, built in the background so stepping finds them ready. The
-    page calls it last: a thread building them during the run would take the GIL from the run itself."""
+    """The panes of the steps ◀ and ▶ lead to (and the one after the next), built in the background so
+    stepping finds them ready. The page calls it last: a thread building them during the run would take the
+    GIL from the run itself."""
     if step is not None:
         prefetch(Caches.here(), key, pipeline, neighbour_steps(pipeline.records, step))
 
 
 Side_ = tuple[str, str, GraphJson, dict[str, tuple[str, str]]]  # label, graph id, its JSON, its overlays
+
+
+def _panes(sides: list[Side_], colour: str) -> list[Pane]:
+    return [make_pane(label, graph_id, graph, shown_last(overlays, colour))
+            for label, graph_id, graph, overlays in sides]
 
 
 def build_sides(caches: Caches, key: ConfigKey, pipeline: Pipeline, step: PassStep | None, before: Graph,
