@@ -23,7 +23,7 @@ from tests.app.apptest import (
     pane_graphs,
     pane_nodes,
 )
-from workbench_ui.graph_canvas import CANVAS_KEY
+from workbench_ui.graph_canvas import _PREFETCH, CANVAS_KEY
 from workbench_ui.graph_controls import COLOUR_KEY, HIDE_KEY, STEP_KEY
 from workbench_ui.graph_inspector import CONSUMERS_KEY
 from workbench_ui.session import OPT_KEY
@@ -99,6 +99,22 @@ def test_stepping_keeps_both_panes_and_moves_the_address() -> None:
     assert "BatchNormFoldPass" in step_label(at)
     at.button(key="ge_graph_next").click().run()
     assert at.select_slider(key=STEP_KEY).value == number
+
+
+def test_the_canvas_gets_the_next_pass_ahead_as_its_own_run_shows_it() -> None:
+    """The page hands the canvas the panes ▶ leads to once the background has built them ("coming" until
+    then, so the canvas asks again), under the version the next pass's own run shows: the canvas draws
+    them out of sight and shows that frame when ▶ is pressed."""
+    at = open_page(GRAPH)
+    ahead = canvas(at, CANVAS_KEY)["ahead"]
+    assert ahead == {"coming": True} or ahead["version"]
+    _PREFETCH.submit(lambda: None).result(timeout=120)  # one worker, in order: what was queued is built
+    at.run()
+    ahead = canvas(at, CANVAS_KEY)["ahead"]
+    assert ahead["version"] != canvas(at, CANVAS_KEY)["version"]
+    at.button(key="ge_graph_next").click().run()
+    assert not at.exception and canvas(at, CANVAS_KEY)["version"] == ahead["version"]
+    assert [p["label"] for p in ahead["panes"]] == [p["label"] for p in panes(at)]
 
 
 def test_the_address_opens_the_pass_node_and_overlay_it_names() -> None:
