@@ -49,6 +49,7 @@ from tests.browser.harness import CHROMIUM, VIEWPORT, streamlit_server, wait_idl
 SAMPLES = [DEFAULT_SAMPLE, "resnet50", "densenet121", "bert_encoder_torch", "synthetic_10k"]
 TARGETS = {"synthetic_10k": (5.0, 2.0)}  # seconds: open (compile cached), step (either way)
 TIMEOUT_S = 300
+PRESS_LOST_S = 60  # no new pass this long after ▶: the press was lost (the page undid it), said in the table
 # In the canvas's frame: the time of each input event of `kind` and of every animation frame after it.
 FRAME_CLOCK_JS = """
 (kind) => {
@@ -101,8 +102,14 @@ def press_next(page: object) -> float | None:
     start = time.monotonic()
     button.click()
     while canvas.version(page) == shown:  # type: ignore[arg-type]
+        if time.monotonic() - start > PRESS_LOST_S:
+            raise PressLost(f"▶ pressed, and no new pass on the canvas in {PRESS_LOST_S} s")
         time.sleep(0.02)
     return start
+
+
+class PressLost(RuntimeError):
+    """The page never took a press of ▶."""
 
 
 def step_once(page: object, rapid: bool = False) -> tuple[float, float] | None:
@@ -182,7 +189,11 @@ def bench_sample(browser: object, base: str, sample: str, steps: int, look: floa
         if kind == "looked":
             time.sleep(look)  # a user looking at the pass before pressing ▶ again
         pressed = time.monotonic()
-        step = step_once(page, rapid=kind == "rapid")
+        try:
+            step = step_once(page, rapid=kind == "rapid")
+        except PressLost as lost:
+            row.note = f"{lost} ({kind})"
+            break
         if step is None:
             row.note = "last pass reached"
             break
@@ -229,6 +240,7 @@ def table(rows: list[Row], look: float) -> str:
         lines.append(f"| {r.sample} | {r.nodes} | {seconds(r.first_open)} | {opened} | "
                      f"{step_cell(r.steps, step_target)} | {step_cell(r.looked_steps, step_target)} | "
                      f"{step_cell(r.rapid_steps, step_target)} | {zoom} | {pan} |")
+    lines += [f"\n{r.sample}: {r.note}." for r in rows if r.note]
     gaps = [g for r in rows for g in r.gaps]
     if gaps:
         lines.append(f"\nStraight on: ▶ pressed a median {statistics.median(gaps):.1f} s after the last step had drawn "

@@ -3,11 +3,9 @@ name, coloured by the chosen overlay; the downloads of the snapshot on screen.""
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import json
 import logging
-import os
 import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -161,7 +159,8 @@ def prefetch(caches: Caches, key: ConfigKey, pipeline: Pipeline, steps: Sequence
 
 
 def _prefetch_one(caches: Caches, key: ConfigKey, pipeline: Pipeline, step: PassStep) -> None:
-    _yield_to_the_browser()
+    # At the server's own OS priority: a lower one stalls every page run on a busy machine (this thread,
+    # descheduled while it holds the GIL, keeps the run waiting for it: 9x slower under load, measured).
     try:
         before, after = graphs_at(step, pipeline)
         diff = build_step_diff(caches.diffs, key, step, before, after)
@@ -172,12 +171,6 @@ def _prefetch_one(caches: Caches, key: ConfigKey, pipeline: Pipeline, step: Pass
         with _QUEUED_LOCK:
             _QUEUED.discard((key, step.index))
 
-
-def _yield_to_the_browser() -> None:
-    """This thread runs at the lowest OS priority (Linux schedules threads apart): the browser drawing the
-    step just taken on the same cores comes first; the work ahead fills the idle time."""
-    with contextlib.suppress(AttributeError, OSError):  # not Linux, or not allowed: the server's priority then
-        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
 
 
 def show_step_canvas(panes: list[Pane], pipeline: Pipeline, step: PassStep | None, selected: str,

@@ -28,13 +28,23 @@ const RUN_STATE = "data-test-script-state"; // Streamlit's own: "running" while 
 const AHEAD_CALM_MS = 500; // the canvas drawn, the page idle and no press in the canvas this long first
 const AHEAD_POLL_MS = 250;
 const AHEAD_ASKS = 3; // times a canvas asks again (a rerun) for panes ahead that were still being built,
-const AHEAD_ASK_MS = 1000; // after 1, 3 and 5 calm seconds: the server builds them at a low priority meanwhile
+const AHEAD_ASK_MS = 1000; // after 1, 3 and 5 calm seconds: the server builds them in the background meanwhile
+// An ask is a rerun carrying the address the browser has: sent between a press elsewhere on the page and that
+// press's run, it would run again on the old address and undo the step the press took. So no ask this soon
+// after a press or key anywhere on the page, and only while the page's script is not running nor asked to.
+const ASK_QUIET_MS = 3000;
+const INPUTS = ["pointerdown", "keydown"];
 const DRAWN_PANE = "webgl-renderer canvas.main"; // one per pane once Model Explorer has drawn its graph
 const BUSY_TEXT = "Processing"; // Model Explorer's "Processing graph..." while its worker lays a graph out
 
 function pageRunning() {
   const app = document.querySelector(APP);
   return Boolean(app) && app.getAttribute(RUN_STATE) === "running";
+}
+
+function pageIdle() {
+  const app = document.querySelector(APP);
+  return Boolean(app) && app.getAttribute(RUN_STATE) === "notRunning";
 }
 let counter = 0;
 
@@ -118,6 +128,12 @@ class Canvas {
     this.calmSince = null;
     this.aheadTimer = null;
     this.asked = { version: null, times: 0 }; // asks for panes ahead that were coming, for this version
+    this.lastInput = -Infinity; // a press or key anywhere on the page
+    this.onInput = () => {
+      this.lastInput = performance.now();
+      this.calmSince = null;
+    };
+    for (const kind of INPUTS) document.addEventListener(kind, this.onInput, true);
     this.onMessage = (event) => this.receive(event);
     window.addEventListener("message", this.onMessage);
     try {
@@ -186,7 +202,7 @@ class Canvas {
 
   drawAheadWhenCalm() {
     const now = performance.now();
-    if (!this.aheadWanted || this.waiting || !this.inView || pageRunning() || !this.drawn()) {
+    if (!this.aheadWanted || this.waiting || !this.inView || !pageIdle() || !this.drawn()) {
       this.calmSince = null;
       return;
     }
@@ -194,6 +210,7 @@ class Canvas {
     if (this.asked.version !== this.version) this.asked = { version: this.version, times: 0 };
     const coming = Boolean(this.aheadWanted.coming);
     if (now - this.calmSince < (coming ? AHEAD_ASK_MS * (1 + 2 * this.asked.times) : AHEAD_CALM_MS)) return;
+    if (coming && now - this.lastInput < ASK_QUIET_MS) return;
     const ahead = this.aheadWanted;
     this.aheadWanted = null;
     this.stopAheadTimer();
@@ -345,6 +362,7 @@ class Canvas {
     this.viewer.disconnect();
     this.runWatcher.disconnect();
     window.removeEventListener("message", this.onMessage);
+    for (const kind of INPUTS) document.removeEventListener(kind, this.onInput, true);
     if (this.token) delete STORE[this.token];
     this.root.remove();
   }
