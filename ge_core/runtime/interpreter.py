@@ -42,6 +42,7 @@ from ge_core.ir.tensor import TensorDesc
 from ge_core.ops import REGISTRY
 from ge_core.ops.registry import OpDef, OpRegistry
 from ge_core.runtime.feeds import check_feeds
+from ge_core.runtime.host_memory import keep_freed_host_memory
 from ge_core.runtime.specialise import Specialisations, is_dynamic
 
 Env = dict[str, np.ndarray]  # tensor name -> value while a graph runs
@@ -98,6 +99,7 @@ class Interpreter:
         self.steps = tuple(steps) if steps is not None else plan_steps(graph, registry)
         self.subgraph_plans: dict[int, tuple[Graph, tuple[Step, ...]]] = {}  # id(subgraph) -> its plan
         self.borrowed = frozenset(graph.constants) | frozenset(graph.inputs) | frozenset(graph.captures)
+        keep_freed_host_memory()  # once per process: runs reuse the heap's pages (host_memory.py)
 
     def run(self, feeds: Mapping[str, np.ndarray]) -> ExecutionResult:
         """Run on feeds already checked against the graph's inputs (Executor.run checks them)."""
