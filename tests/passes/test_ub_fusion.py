@@ -259,6 +259,19 @@ def test_profiles() -> None:
         UbFusionPass.for_profile("gpu")
 
 
+@pytest.mark.parametrize(("hardware", "ub"), [(None, 256 * 1024), ("ascend910", 256 * 1024),
+                                               ("ascend910b", 192 * 1024), ("ascend310", 256 * 1024)])
+def test_the_pipeline_sizes_ub_groups_to_the_compiles_target(hardware: str | None, ub: int) -> None:
+    """A compile for a target fuses to that target's UB: the decisions say which UB they were sized to."""
+    (step,) = [s for s in default_pipeline("O3", hardware) if s.name == "UbFusionPass"]
+    assert step.pass_.ub_bytes == ub  # type: ignore[attr-defined]
+    sample = get_sample("transformer_encoder")
+    graph = ge_core.load_onnx(sample_bytes(sample.name), sample.input_shapes)
+    compiled = ge_core.compile(graph, opt_level="O3", hardware=hardware)
+    sized = {n.attrs["ub_bytes"] for n in compiled.graph.nodes if "ub_bytes" in n.attrs}
+    assert sized == {ub}
+
+
 # ---- the working-set model -----------------------------------------------------------------------------
 
 def test_working_set_counts_buffers_by_hand() -> None:

@@ -50,13 +50,15 @@ class OptLevel(StrEnum):
 def default_pipeline(opt_level: OptLevel | str = OptLevel.O3, hardware: str | None = None) -> list[PipelineStep]:
     """The steps of `opt_level`; with a `hardware` target (profile name or .json path) the NPU lowering
     passes follow them (ge_core/passes/npu), at any level. Without one the pipeline is target-independent."""
-    steps = _optimization_steps(OptLevel.parse(opt_level))
+    steps = _optimization_steps(OptLevel.parse(opt_level), hardware)
     if hardware is not None:
         steps += lowering_steps(hardware)
     return steps
 
 
-def _optimization_steps(level: OptLevel) -> list[PipelineStep]:
+def _optimization_steps(level: OptLevel, hardware: str | None) -> list[PipelineStep]:
+    """The optimisation passes of `level`; UB fusion sizes its groups to `hardware`'s UB (the default
+    target's without one), as GE's UB fusion does for the SoC it compiles for."""
     if level == OptLevel.O0:
         return []  # O0: the graph exactly as imported
 
@@ -85,7 +87,8 @@ def _optimization_steps(level: OptLevel) -> list[PipelineStep]:
             PipelineStep(S.OPTIMIZE_STAGE1, ConvActivationFusionPass()),   # Conv(+bias)(+residual)+act -> FusedConv
             PipelineStep(S.OPTIMIZE_STAGE1, AttentionFusionPass()),        # Softmax(QK^T*s+mask)V -> FusedAttention
             # -- UB fusion --
-            PipelineStep(S.PRE_RUN_AFTER_OPTIMIZE2, UbFusionPass()),       # vector chains (+ a cube op) in one kernel
+            PipelineStep(S.PRE_RUN_AFTER_OPTIMIZE2,                        # vector chains (+ a cube op) in one kernel
+                         UbFusionPass() if hardware is None else UbFusionPass.for_profile(hardware)),
         ]
     return steps
 
