@@ -1,4 +1,8 @@
-"""The sidebar's model picker, shared by every page: a bundled sample or an uploaded .onnx file."""
+"""The sidebar's model picker, shared by every page: a bundled sample or an uploaded .onnx file.
+
+The address names the model: `?sample=resnet50`, or for an upload `?upload=<sha256 prefix>`, which opens
+while this server still has the file (every upload is kept, for every session, the most recent
+`UPLOADS_KEPT`), so a reload, a second tab or a shared link shows the same model."""
 
 from __future__ import annotations
 
@@ -13,12 +17,16 @@ import streamlit as st
 from ge_core.samples import DEFAULT_SAMPLE, Sample, list_samples, sample_bytes
 from ge_core.viz import format_bytes
 from workbench_ui.persist import keep
+from workbench_ui.shared_cache import SharedCache, shared_cache
 from workbench_ui.text import code_span
 
 SOURCE_KEY = "ge_source"
 SAMPLE_KEY = "sample"  # also the URL query parameter: ?sample=mlp opens that sample
 UPLOAD_KEY = "ge_upload"
 UPLOADED_KEY = "ge_uploaded_file"  # (name, bytes) of the last upload, for every page
+UPLOAD_PARAM = "upload"  # ?upload=<sha256 prefix>: an uploaded model this server has
+DIGEST_CHARS = 16
+UPLOADS_KEPT = 8
 SOURCES = ("Sample", "Upload")
 
 # Shown before each sample's title, so the list reads as groups (list_samples() orders it by kind).
@@ -40,10 +48,12 @@ class ModelChoice:
 def pick_model() -> ModelChoice | None:
     """Sidebar: sample or upload. None while "Upload" is chosen and no file is uploaded yet."""
     st.sidebar.header("Model")
-    keep(SOURCE_KEY, SOURCES[0])
+    keep(SOURCE_KEY, SOURCES[1] if st.query_params.get(UPLOAD_PARAM) else SOURCES[0])
     source = st.sidebar.radio("Source", SOURCES, horizontal=True, key=SOURCE_KEY, persist_state="session",
                               label_visibility="collapsed")
     choice = _upload_choice() if source == "Upload" else _sample_choice()
+    if source != "Upload":
+        st.query_params.pop(UPLOAD_PARAM, None)
     if choice is not None:
         st.sidebar.caption(choice.description)
     return choice
@@ -75,18 +85,43 @@ def _upload_choice() -> ModelChoice | None:
     file = st.sidebar.file_uploader(
         "ONNX model", type=["onnx"], key=UPLOAD_KEY, on_change=_remember_upload,
         help="Weights must be inside the .onnx file: uploads that reference external data files are refused.")
-    if file is not None:
-        kept: tuple[str, bytes] | None = (file.name, file.getvalue())
-    else:  # on another page the uploader is a new widget, empty: use the file uploaded on the first one
-        kept = st.session_state.get(UPLOADED_KEY)
-        if kept is not None:
-            st.sidebar.caption(f"Using {code_span(kept[0])}, uploaded earlier; drop another file to replace it.")
+    kept = (file.name, file.getvalue()) if file is not None else _earlier_upload()
     if kept is None:
         return None
     name, data = kept
     digest = hashlib.sha256(data).hexdigest()
+    uploaded_models().put(digest[:DIGEST_CHARS], (name, data))
+    st.query_params.pop(SAMPLE_KEY, None)
+    if st.query_params.get(UPLOAD_PARAM) != digest[:DIGEST_CHARS]:
+        st.query_params[UPLOAD_PARAM] = digest[:DIGEST_CHARS]
     return ModelChoice(f"upload:{digest}", name, f"Uploaded file: {format_bytes(len(data))}, sha256 {digest[:12]}…",
                        "upload", "", lambda: data)
+
+
+def _earlier_upload() -> tuple[str, bytes] | None:
+    """The file uploaded on another page of this session, else the one the address names (a reload, a
+    second tab, a shared link) while the server has it; None (said why) when there is neither."""
+    kept: tuple[str, bytes] | None = st.session_state.get(UPLOADED_KEY)
+    if kept is not None:  # on another page the uploader is a new widget, empty: use the file uploaded there
+        st.sidebar.caption(f"Using {code_span(kept[0])}, uploaded earlier; drop another file to replace it.")
+        return kept
+    wanted = str(st.query_params.get(UPLOAD_PARAM, ""))
+    if not wanted:
+        return None
+    found = uploaded_models().get(wanted)
+    if found is None:
+        st.sidebar.warning(f"The address names an uploaded model ({code_span(wanted)}) this server no longer "
+                           "has: upload the file again.", icon=":material/warning:")
+        return None
+    st.sidebar.caption(f"Using {code_span(found[0])}, which the address names (uploaded to this server "
+                       "earlier); drop another file to replace it.")
+    st.session_state[UPLOADED_KEY] = found  # it follows the user to the other pages, as an upload does
+    return found
+
+
+def uploaded_models() -> SharedCache[str, tuple[str, bytes]]:
+    """sha256 prefix -> (file name, bytes) of the models uploaded to this server, shared by its sessions."""
+    return shared_cache("model_uploads", UPLOADS_KEPT)
 
 
 def _remember_upload() -> None:
@@ -96,6 +131,7 @@ def _remember_upload() -> None:
     file = st.session_state.get(UPLOAD_KEY)
     if file is None:
         st.session_state.pop(UPLOADED_KEY, None)
+        st.query_params.pop(UPLOAD_PARAM, None)  # removed: the address no longer opens it either
     else:
         st.session_state[UPLOADED_KEY] = (file.name, file.getvalue())
 

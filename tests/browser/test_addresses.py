@@ -12,18 +12,20 @@ Screenshots of every visit land in a temporary folder (GE_VISIT_SHOTS=DIR to kee
 
 from __future__ import annotations
 
+import hashlib
 import io
 import os
 import re
 import tempfile
 import zipfile
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
 from ge_core.debugging import DEFAULT_TOLERANCE
 from ge_core.samples.registry import DEFAULT_SAMPLE, get_sample
+from tests.app.models import tiny_model
 from tests.browser.harness import (
     CRASH_TEXT,
     EXCEPTION,
@@ -172,3 +174,40 @@ def test_the_back_button_returns_to_each_page_visited(server: Server, browser: B
         expect(tab.locator("h1").first).to_have_text(re.compile(f"^({re.escape(LANDING.title)}|GE Workbench)$"))
         visit_done(tab, LANDING)
         assert_page_shown(tab, "", LANDING, DEFAULT_SAMPLE)
+
+
+def upload_model(tab: Page, name: str, data: bytes) -> None:
+    tab.get_by_test_id("stSidebar").get_by_text("Upload", exact=True).click()
+    tab.locator("[data-testid='stFileUploaderDropzoneInput']").set_input_files(
+        files=[{"name": name, "mimeType": "application/octet-stream", "buffer": data}])
+    expect(tab.locator("h3").first).to_have_text(name)
+    wait_idle(tab)
+
+
+def test_an_uploaded_model_stays_in_the_address_across_reloads_pages_and_sessions(
+        server: Server, browser: Browser) -> None:
+    """?upload=<sha256 prefix> opens the uploaded model while the server has it: a reload, another page, a
+    second browser session on the shared link; a link to a model the server never had says so."""
+    data = tiny_model(doc="uploaded in the address test")
+    digest = hashlib.sha256(data).hexdigest()[:16]
+    with new_tab(browser) as tab:
+        visit(tab, LANDING, url=f"{server.url}/")
+        upload_model(tab, "mine.onnx", data)
+        assert parse_qs(urlsplit(tab.url).query) == {"upload": [digest]}
+        visit(tab, LANDING, reload=True)
+        expect(tab.locator("h3").first).to_have_text("mine.onnx")
+        graph = next(p for p in present_pages() if p.title == "Graph")
+        tab.locator(NAV_LINK).filter(has_text="Graph").first.click()
+        visit_done(tab, graph)
+        expect(tab.locator("h3").first).to_contain_text("mine.onnx")
+        assert parse_qs(urlsplit(tab.url).query).get("upload") == [digest]
+        shared = tab.url
+    with new_tab(browser) as other:
+        visit(other, graph, url=shared)
+        expect(other.locator("h3").first).to_contain_text("mine.onnx")
+        assert other.locator(EXCEPTION).count() == 0
+    with new_tab(browser) as stranger:
+        stranger.goto(f"{server.url}/?upload=0123456789abcdef")  # no model: nothing drawn but the sidebar
+        wait_idle(stranger)
+        expect(stranger.get_by_test_id("stSidebar")).to_contain_text("this server no longer has")
+        assert stranger.locator(EXCEPTION).count() == 0
