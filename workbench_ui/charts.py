@@ -11,7 +11,10 @@ import pandas as pd
 PICK = "pick"  # the point selection of every clickable chart (st.altair_chart(selection_mode=PICK))
 HIGHLIGHT = "#d62728"
 KIND_COLOURS = {"tensor": "#4c78a8", "view": "#f58518", "concat part": "#54a24b"}
-BOUND_COLOURS = {"compute": "#e45756", "memory": "#4c78a8", "overhead": "#bab0ac"}
+BOUND_COLOURS = {"compute": "#f58518", "memory": "#4c78a8", "overhead": "#bab0ac"}
+# Vega's tableau10 without its red: red is the selected node's colour (HIGHLIGHT) on every chart.
+CATEGORY_COLOURS = ["#4c78a8", "#f58518", "#54a24b", "#72b7b2", "#eeca3b", "#b279a2", "#9d755d", "#bab0ac",
+                    "#ff9da6"]
 
 
 def _pick(nearest: bool = True) -> alt.Parameter:
@@ -106,7 +109,8 @@ def gantt_chart(units: pd.DataFrame, order: Sequence[str], selected: str) -> alt
     tooltip = ["unit", "node", "op_type", alt.Tooltip("start_us:Q", format=".2f"),
                alt.Tooltip("busy_us:Q", format=".2f")]
     bars = alt.Chart(units).mark_bar(height=16).encode(
-        x=x, x2=x2, y=y, color=alt.Color("op_type:N", legend=None), tooltip=tooltip,
+        x=x, x2=x2, y=y, color=alt.Color("op_type:N", legend=None, scale=alt.Scale(range=CATEGORY_COLOURS)),
+        tooltip=tooltip,
     ).add_params(zoom, _pick(nearest=False)).properties(height=alt.Step(26))
     chosen = units[units["node"] == selected] if selected else units.iloc[:0]
     if chosen.empty:
