@@ -102,11 +102,14 @@ def show_graph(key: Hashable, graph: Graph) -> None:
     show_text_form(graph)
 
 
+TEXT_FORM_KEY = "text"  # also its query parameter (?text=...): a reload or a shared link keeps it open
+
+
 def show_text_form(graph: Graph) -> None:
     """Drawn only once opened: the browser highlights a code block even inside a closed expander, ~0.4 s of
     the page's main thread on densenet121's text."""
     with st.expander("Text form of the GE Graph (what tests, dumps and error messages use)",
-                     key="ge_text_form", on_change="rerun") as expander:
+                     key=TEXT_FORM_KEY, on_change="rerun", bind="query-params") as expander:
         if not expander.open:
             return
         text, cut = head_lines(graph.to_text(), TEXT_FORM_LINES)

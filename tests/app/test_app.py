@@ -15,6 +15,7 @@ from ge_core.samples.registry import DEFAULT_SAMPLE, get_sample, list_samples, s
 from tests.app.apptest import canvas, click_canvas, overlay, pane_nodes
 from tests.app.models import symbolic_model, tiny_model
 from workbench_ui.model_picker import SAMPLE_KEY
+from workbench_ui.sections import TEXT_FORM_KEY
 from workbench_ui.text import md_escape
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
@@ -59,7 +60,7 @@ def test_default_sample_loads_with_summary_and_graph() -> None:
 def test_the_text_form_is_drawn_once_its_expander_is_opened() -> None:
     at = run_app()
     assert not at.code  # closed: not sent (the browser would highlight it even inside a closed expander)
-    at.session_state["ge_text_form"] = True  # what opening it does (it reruns the page)
+    at.session_state[TEXT_FORM_KEY] = True  # what opening it does (it reruns the page)
     at.run()
     graph = import_onnx(sample_bytes(DEFAULT_SAMPLE)).graph
     assert at.code[0].value.splitlines()[0] == graph.to_text().splitlines()[0]
