@@ -16,6 +16,7 @@ import streamlit as st
 
 from ge_core.samples import DEFAULT_SAMPLE, Sample, list_samples, sample_bytes
 from ge_core.viz import format_bytes
+from workbench_ui import address
 from workbench_ui.persist import keep
 from workbench_ui.shared_cache import SharedCache, shared_cache
 from workbench_ui.text import code_span
@@ -53,7 +54,7 @@ def pick_model() -> ModelChoice | None:
                               label_visibility="collapsed")
     choice = _upload_choice() if source == "Upload" else _sample_choice()
     if source != "Upload":
-        st.query_params.pop(UPLOAD_PARAM, None)
+        address.write(UPLOAD_PARAM, "")
     if choice is not None:
         st.sidebar.caption(choice.description)
     return choice
@@ -91,9 +92,8 @@ def _upload_choice() -> ModelChoice | None:
     name, data = kept
     digest = hashlib.sha256(data).hexdigest()
     uploaded_models().put(digest[:DIGEST_CHARS], (name, data))
-    st.query_params.pop(SAMPLE_KEY, None)
-    if st.query_params.get(UPLOAD_PARAM) != digest[:DIGEST_CHARS]:
-        st.query_params[UPLOAD_PARAM] = digest[:DIGEST_CHARS]
+    address.write(SAMPLE_KEY, "")
+    address.write(UPLOAD_PARAM, digest[:DIGEST_CHARS])
     return ModelChoice(f"upload:{digest}", name, f"Uploaded file: {format_bytes(len(data))}, sha256 {digest[:12]}…",
                        "upload", "", lambda: data)
 

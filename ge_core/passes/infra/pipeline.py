@@ -88,7 +88,7 @@ def _optimization_steps(level: OptLevel, hardware: str | None) -> list[PipelineS
             PipelineStep(S.OPTIMIZE_STAGE1, AttentionFusionPass()),        # Softmax(QK^T*s+mask)V -> FusedAttention
             # -- UB fusion --
             PipelineStep(S.PRE_RUN_AFTER_OPTIMIZE2,                        # vector chains (+ a cube op) in one kernel
-                         UbFusionPass() if hardware is None else UbFusionPass.for_profile(hardware)),
+                         UbFusionPass.for_profile(hardware or DEFAULT_HARDWARE)),
         ]
     return steps
 
