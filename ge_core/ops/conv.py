@@ -4,9 +4,10 @@ Conv runs as im2col + one batched BLAS matmul over all groups: kernel taps are c
 of the padded input into a column buffer (N, C, k1..kn, out1..outn), which reshapes without a copy to
 (N, group, C/group * K, L) for the matmul. The buffer is built a slab of output rows at a time when it
 would exceed IM2COL_BUDGET_BYTES. Depthwise convs (one input channel per group) skip the grouped im2col:
-1-D/2-D ones take contiguous-row columns and a per-channel matmul (conv_depthwise.py), others accumulate
-the K shifted views. 2-D stride-1 convs with few output channels run one GEMM per tap instead of im2col
-(conv_taps.py). ConvTranspose is the adjoint: a matmul gives every
+1-D/2-D ones on small maps run a compiled channels-last loop (conv_depthwise_jit.py, numba), other 1-D/2-D
+ones contiguous-row columns and a per-channel matmul (conv_depthwise.py), others accumulate the K shifted
+views. 2-D stride-1 convs with few output channels run one GEMM over all taps and K slice-adds instead of
+im2col (conv_taps.py). ConvTranspose is the adjoint: a matmul gives every
 (output channel, tap, input pixel) contribution, and a loop over taps scatters them with strided adds.
 """
 
@@ -19,6 +20,7 @@ import numpy as np
 
 from ge_core.ir.node import Node
 from ge_core.ir.tensor import TensorDesc
+from ge_core.ops import conv_depthwise_jit
 from ge_core.ops.common import (
     UNK,
     io_bytes,
@@ -135,6 +137,8 @@ def _conv(node: Node, inputs: list[np.ndarray | None]) -> list[np.ndarray]:
     assert x is not None and w is not None
     win, group = memoized(node, inputs, lambda: _conv_geometry(node, operands_of(inputs)))
     assert win is not None
+    if conv_depthwise_jit.supports(x, w, group) and (b is None or b.dtype == x.dtype):
+        return [conv_depthwise_jit.depthwise(x, w, b, win)]  # the bias is the accumulators' start
     return [_with_bias(conv_forward, x, w, b, group, win)]
 
 
@@ -151,6 +155,8 @@ def _with_bias(forward: Callable[[np.ndarray, np.ndarray, int, Window], np.ndarr
 def conv_forward(x: np.ndarray, w: np.ndarray, group: int, win: Window) -> np.ndarray:
     """y = conv(x, w) for one resolved window; x and w already in the compute dtype."""
     if w.shape[1] == 1 and group > 1:
+        if conv_depthwise_jit.supports(x, w, group):  # compiled, channels-last (conv_depthwise_jit.py)
+            return conv_depthwise_jit.depthwise(x, w, None, win)
         if x.ndim in (3, 4):  # 1-D and 2-D: contiguous-row taps (conv_depthwise.py)
             return depthwise2d_or_1d(pad_input(x, win, 0), w, group, win)
         return _depthwise(pad_input(x, win, 0), w, group, win)
