@@ -137,7 +137,7 @@ def _conv(node: Node, inputs: list[np.ndarray | None]) -> list[np.ndarray]:
     assert x is not None and w is not None
     win, group = memoized(node, inputs, lambda: _conv_geometry(node, operands_of(inputs)))
     assert win is not None
-    if conv_depthwise_jit.supports(x, w, group) and (b is None or b.dtype == x.dtype):
+    if conv_depthwise_jit.supports(x, w, group):  # same_dtype checked B against X at inference
         return [conv_depthwise_jit.depthwise(x, w, b, win)]  # the bias is the accumulators' start
     return [_with_bias(conv_forward, x, w, b, group, win)]
 

@@ -3,8 +3,7 @@
 The numpy kernel (conv_depthwise.py) copies every tap into a column buffer and runs a per-channel matmul:
 several passes over memory and a GEMV per channel, 3-8x slower than ONNX Runtime's depthwise kernel on
 the small maps of mobile nets. This one does what ORT's does: the channels are the innermost, vectorised
-axis. The input is transposed once
-to (N, H, W, C); every output pixel then accumulates its taps as C-wide multiply-adds (one SIMD run per
+axis. The input is transposed once to (N, H, W, C); every output pixel then accumulates its taps as C-wide multiply-adds (one SIMD run per
 tap, whatever the image width), with the padding handled by skipping taps outside the image instead of
 a padded copy, and each output row is written straight back to the NCHW result. A channel multiplier
 m > 1 repeats each input channel m times first, so output channel c*m + k reads input channel c.
@@ -71,8 +70,8 @@ depthwise_rows = compiled(_depthwise_rows)
 AVAILABLE = depthwise_rows is not None
 DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 # Input pixels per channel below which this kernel beats the numpy one (measured, float32, one thread: 2-8x
-# on 4x4..20x20 mobile-net maps, 1.2x at 28x28, even at 40x40, slower at 160x160, where the transpose to
-# channels-last costs as much as numpy's whole kernel and 16 channels are a short vector).
+# faster on 4x4..20x20 mobile-net maps, 1.2x at 28x28, equal at 40x40, slower at 160x160, where the transpose
+# to channels-last costs as much as numpy's whole kernel and 16 channels are a short vector).
 MAX_PIXELS = 1600
 
 
