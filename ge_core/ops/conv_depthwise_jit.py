@@ -3,10 +3,11 @@
 The numpy kernel (conv_depthwise.py) copies every tap into a column buffer and runs a per-channel matmul:
 several passes over memory and a GEMV per channel, 3-8x slower than ONNX Runtime's depthwise kernel on
 the small maps of mobile nets. This one does what ORT's does: the channels are the innermost, vectorised
-axis. The input is transposed once to (N, H, W, C); every output pixel then accumulates its taps as C-wide multiply-adds (one SIMD run per
-tap, whatever the image width), with the padding handled by skipping taps outside the image instead of
-a padded copy, and each output row is written straight back to the NCHW result. A channel multiplier
-m > 1 repeats each input channel m times first, so output channel c*m + k reads input channel c.
+axis. The input is transposed once to (N, H, W, C); every output pixel then accumulates its taps as
+C-wide multiply-adds (one SIMD run per tap, whatever the image width), with the padding handled by
+skipping taps outside the image instead of a padded copy, and each output row is written straight back
+to the NCHW result. A channel multiplier m > 1 repeats each input channel m times first, so output
+channel c*m + k reads input channel c.
 """
 
 from __future__ import annotations
