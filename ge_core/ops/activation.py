@@ -24,6 +24,7 @@ from ge_core.ops.common import (
     same_dtype,
     shape_error,
 )
+from ge_core.ops.epilogue import Act, Epilogue
 from ge_core.ops.erf32 import erfc_float32
 from ge_core.ops.math import FLOATS, NUMERIC, SIGNED_NUMERIC, check_dtype, float_kernel, unary_infer
 from ge_core.ops.registry import Category, KernelFn, OpDef, Operand, VectorClass
@@ -162,6 +163,21 @@ def _clip(node: Node, inputs: list[np.ndarray | None]) -> list[np.ndarray]:
     return [np.array(out, dtype=x.dtype)]
 
 
+def _clip_epilogue(node: Node, values: list[np.ndarray | None]) -> Epilogue | None:
+    """Clip's bounds as an epilogue's (attributes before opset 11, else constant inputs); None when a bound
+    input is there but not a known value."""
+    if node.opset < 11:
+        lo, hi = node.attr("min"), node.attr("max")
+    else:
+        if any(t and (i >= len(values) or values[i] is None) for i, t in enumerate(node.inputs[1:3], start=1)):
+            return None
+        lo = values[1] if len(values) > 1 and node.input(1) else None
+        hi = values[2] if len(values) > 2 and node.input(2) else None
+    bound = [-np.inf if lo is None else float(np.asarray(lo).reshape(())),
+             np.inf if hi is None else float(np.asarray(hi).reshape(()))]
+    return Epilogue(Act.CLIP, bound[0], bound[1])
+
+
 # ---- PRelu ----------------------------------------------------------------------------------------
 def _prelu_infer(node: Node, operands: list[Operand | None]) -> list[TensorDesc]:
     """The slope broadcasts unidirectionally to x: the output keeps x's shape."""
@@ -195,7 +211,8 @@ _FLOAT = unary_infer(FLOATS)
 
 OPS: list[OpDef] = [
     # max(x, 0)
-    OpDef("Relu", Category.ELEMENTWISE, unary_infer(SIGNED_NUMERIC), _relu, elementwise_cost(1), activation=True),
+    OpDef("Relu", Category.ELEMENTWISE, unary_infer(SIGNED_NUMERIC), _relu, elementwise_cost(1), activation=True,
+          epilogue=lambda node, values: Epilogue(Act.RELU)),
     # 1 / (1 + exp(-x))
     OpDef("Sigmoid", Category.ELEMENTWISE, _FLOAT, _unary(_sigmoid), elementwise_cost(3),
           activation=True, vector_class=VectorClass.TRANSCENDENTAL),
@@ -204,16 +221,20 @@ OPS: list[OpDef] = [
           activation=True, vector_class=VectorClass.TRANSCENDENTAL),
     # clamp(alpha * x + beta, 0, 1)
     OpDef("HardSigmoid", Category.ELEMENTWISE, _FLOAT, float_kernel(_hard_sigmoid), elementwise_cost(4),
-          activation=True),
+          activation=True, epilogue=lambda node, values: Epilogue(Act.HARD_SIGMOID, _attr(node, "alpha", 0.2),
+                                                                   _attr(node, "beta", 0.5))),
     # x * clamp(x / 6 + 1/2, 0, 1)
     OpDef("HardSwish", Category.ELEMENTWISE, _FLOAT, _unary(_hard_swish),
-          elementwise_cost(5), activation=True, vector_class=VectorClass.TRANSCENDENTAL),
+          elementwise_cost(5), activation=True, vector_class=VectorClass.TRANSCENDENTAL,
+          epilogue=lambda node, values: Epilogue(Act.HARD_SWISH)),
     # clamp(x, min, max); bounds are attributes before opset 11, optional inputs since
-    OpDef("Clip", Category.ELEMENTWISE, _clip_infer, _clip, elementwise_cost(2), activation=True),
+    OpDef("Clip", Category.ELEMENTWISE, _clip_infer, _clip, elementwise_cost(2), activation=True,
+          epilogue=_clip_epilogue),
     # x if x >= 0 else alpha * x
     OpDef("LeakyRelu", Category.ELEMENTWISE, _FLOAT,
           float_kernel(lambda node, x: np.where(x < 0, _attr(node, "alpha", 0.01) * x, x)),
-          elementwise_cost(2), activation=True),
+          elementwise_cost(2), activation=True,
+          epilogue=lambda node, values: Epilogue(Act.LEAKY_RELU, _attr(node, "alpha", 0.01))),
     # x if x >= 0 else alpha * (exp(x) - 1)
     OpDef("Elu", Category.ELEMENTWISE, _FLOAT, float_kernel(_elu), elementwise_cost(3),
           activation=True, vector_class=VectorClass.TRANSCENDENTAL),

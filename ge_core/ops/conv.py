@@ -20,7 +20,7 @@ import numpy as np
 
 from ge_core.ir.node import Node
 from ge_core.ir.tensor import TensorDesc
-from ge_core.ops import conv_depthwise_jit
+from ge_core.ops import conv_depthwise_jit, epilogue
 from ge_core.ops.common import (
     UNK,
     io_bytes,
@@ -33,6 +33,7 @@ from ge_core.ops.common import (
 )
 from ge_core.ops.conv_depthwise import depthwise2d_or_1d
 from ge_core.ops.conv_taps import tap_gemm_conv, use_tap_gemm
+from ge_core.ops.epilogue import Epilogue
 from ge_core.ops.kernel_memo import memoized
 from ge_core.ops.registry import Category, Cost, NpuLayout, OpDef, Operand
 from ge_core.ops.spatial import (
@@ -49,7 +50,8 @@ from ge_core.ops.spatial import (
 )
 
 FLOAT_TYPES = ("float16", "float32", "float64", "bfloat16")
-IM2COL_BUDGET_BYTES = 256 << 20  # larger column buffers are built a slab of output rows at a time
+IM2COL_BUDGET_BYTES = 256 << 20
+NO_EPILOGUE = Epilogue()  # larger column buffers are built a slab of output rows at a time
 
 
 def compute_dtype(dtype: np.dtype) -> np.dtype:
@@ -142,12 +144,34 @@ def _conv(node: Node, inputs: list[np.ndarray | None]) -> list[np.ndarray]:
     return [_with_bias(conv_forward, x, w, b, group, win)]
 
 
+def conv_with_epilogue(node: Node, inputs: list[np.ndarray | None], residual: np.ndarray | None,
+                       bias: np.ndarray | None, ending: Epilogue) -> np.ndarray | None:
+    """A Conv node's result with `bias` (or its own B), `residual` and an activation applied in the same
+    compiled pass (epilogue.py): what a fused Conv + Add + activation body computes, or None when that pass
+    cannot run (float16/bfloat16, numba off): then the caller runs the body op by op."""
+    x, w = inputs[0], inputs[1]
+    own_bias = inputs[2] if len(inputs) > 2 else None
+    assert x is not None and w is not None
+    if not epilogue.runs_on(x.dtype) or (own_bias is not None and bias is not None):
+        return None
+    win, group = memoized(node, inputs, lambda: _conv_geometry(node, operands_of(inputs)))
+    assert win is not None
+    if conv_depthwise_jit.supports(x, w, group):  # its own bias starts the accumulators, as in _conv
+        y, bias = conv_depthwise_jit.depthwise(x, w, own_bias, win), bias
+    else:
+        y, bias = conv_forward(x, w, group, win), (bias if bias is not None else own_bias)
+    epilogue.apply(y, bias, residual, ending)  # y is a fresh array of x's dtype
+    return y
+
+
 def _with_bias(forward: Callable[[np.ndarray, np.ndarray, int, Window], np.ndarray], x: np.ndarray,
                w: np.ndarray, b: np.ndarray | None, group: int, win: Window) -> np.ndarray:
     """forward(x, w) in the compute dtype, plus the per-channel bias, back in x's dtype."""
     dt = compute_dtype(x.dtype)
     y = forward(x.astype(dt, copy=False), w.astype(dt, copy=False), group, win)
-    if b is not None:
+    if b is not None and epilogue.runs_on(y.dtype) and y.flags.c_contiguous and y.flags.writeable:
+        epilogue.apply(y, b, None, NO_EPILOGUE)  # one compiled pass, numpy's sums (epilogue.py)
+    elif b is not None:
         y += b.astype(dt, copy=False).reshape((-1,) + (1,) * len(win.out))
     return y.astype(x.dtype, copy=False)
 

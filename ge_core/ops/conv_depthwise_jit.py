@@ -32,6 +32,13 @@ def _to_channels_last(x: np.ndarray, out: np.ndarray) -> None:
                 out[b, q, ch] = x[b, ch, q]
 
 
+def _columns_inside(offset: int, stride: int, out: int, width: int) -> tuple[int, int]:
+    """The output columns [lo, hi) whose tap at `offset` (kernel column * dilation - left pad) lands inside
+    an image row of `width` pixels."""
+    lo = 0 if offset >= 0 else (stride - 1 - offset) // stride
+    return lo, min(out, (width - 1 - offset) // stride + 1)
+
+
 def _depthwise_rows(x: np.ndarray, w: np.ndarray, bias: np.ndarray, strides: tuple[int, int],
                     dilations: tuple[int, int], pads: tuple[int, int], y: np.ndarray) -> None:
     """x (N, H, W, C), w (kh, kw, C), bias (C,), y (N, C, OH, OW), one output row at a time: per tap, the
@@ -54,8 +61,7 @@ def _depthwise_rows(x: np.ndarray, w: np.ndarray, bias: np.ndarray, strides: tup
                 src = x[b, iy]
                 for j in range(kw):
                     offset = j * dw - pl
-                    lo = 0 if offset >= 0 else (sw - 1 - offset) // sw  # first column inside the image
-                    hi = min(ow, (width - 1 - offset) // sw + 1)
+                    lo, hi = columns_inside(offset, sw, ow, width)
                     tap = w[i, j]
                     for ox in range(lo, hi):
                         row, pixel = acc[ox], src[ox * sw + offset]
@@ -67,6 +73,7 @@ def _depthwise_rows(x: np.ndarray, w: np.ndarray, bias: np.ndarray, strides: tup
 
 
 to_channels_last = compiled(_to_channels_last)
+columns_inside = compiled(_columns_inside) or _columns_inside
 depthwise_rows = compiled(_depthwise_rows)
 AVAILABLE = depthwise_rows is not None
 DTYPES = (np.dtype(np.float32), np.dtype(np.float64))

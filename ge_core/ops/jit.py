@@ -29,12 +29,14 @@ _OPTIONS: dict[str, Any] = {"cache": True, "nogil": True, "fastmath": {"contract
                             "error_model": "numpy"}
 
 
-def compiled(fn: Callable[..., Any]) -> Callable[..., Any] | None:
-    """fn compiled by numba (lazily, on the first call), or None when the compiled path is off.
+def compiled(fn: Callable[..., Any], *, exact: bool = False) -> Callable[..., Any] | None:
+    """fn compiled by numba (lazily, on the first call), or None when the compiled path is off. `exact`
+    compiles without fused multiply-adds, for kernels that must round as numpy's do, step by step.
 
     Serial on purpose: numba's parallel kernels run on an OpenMP pool whose idle threads spin beside
     OpenBLAS's and ORT's (measured in alternating runs with ORT: the CRNN 2.9x with one thread, 3.2-4.3x
     with two; ocr_det 3.3x against 3.6-4.1x)."""
     if not ENABLED or numba is None:
         return None
-    return numba.njit(**_OPTIONS)(fn)
+    options = {**_OPTIONS, "fastmath": False} if exact else _OPTIONS
+    return numba.njit(**options)(fn)

@@ -24,6 +24,7 @@ from ge_core.ops.common import (
     shape_error,
     widened,
 )
+from ge_core.ops.epilogue import ADDS
 from ge_core.ops.registry import Category, Cost, InferFn, KernelFn, OpDef, Operand, VectorClass
 
 FLOATS = frozenset({"float16", "float32", "float64", "bfloat16"})
@@ -202,7 +203,8 @@ _VARIADIC = broadcast_infer(NUMERIC, minimum=1, maximum=MANY)
 
 OPS: list[OpDef] = [
     # a + b with broadcasting (integers wrap)
-    OpDef("Add", Category.BROADCAST, _ARITH, numpy_kernel(np.add), elementwise_cost(1), commutative=True),
+    OpDef("Add", Category.BROADCAST, _ARITH, numpy_kernel(np.add), elementwise_cost(1), commutative=True,
+          epilogue=lambda node, values: ADDS),
     # a - b with broadcasting
     OpDef("Sub", Category.BROADCAST, _ARITH, numpy_kernel(np.subtract), elementwise_cost(1)),
     # a * b with broadcasting
@@ -222,7 +224,8 @@ OPS: list[OpDef] = [
     OpDef("Mean", Category.BROADCAST, broadcast_infer(FLOATS, minimum=1, maximum=MANY), _mean,
           _variadic_cost(1)),
     # x1 + ... + xn over broadcast inputs
-    OpDef("Sum", Category.BROADCAST, _VARIADIC, _variadic(np.add), _variadic_cost(0)),
+    OpDef("Sum", Category.BROADCAST, _VARIADIC, _variadic(np.add), _variadic_cost(0),
+          epilogue=lambda node, values: ADDS if len(node.inputs) == 2 else None),
     # square root (NaN below 0)
     OpDef("Sqrt", Category.ELEMENTWISE, unary_infer(FLOATS), _float_unary(np.sqrt), elementwise_cost(1),
           vector_class=VectorClass.TRANSCENDENTAL),

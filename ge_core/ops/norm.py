@@ -90,6 +90,18 @@ def _refuse_training(node: Node, operands: list[Operand | None]) -> None:
 
 
 def _batch_norm(node: Node, inputs: list[np.ndarray | None]) -> list[np.ndarray]:
+    x = inputs[0]
+    assert x is not None
+    k, shift = batch_norm_affine(node, inputs)
+    y = x.astype(k.dtype, copy=False) * k
+    y += shift
+    return [y.astype(x.dtype, copy=False)]
+
+
+def batch_norm_affine(node: Node, inputs: list[np.ndarray | None]) -> tuple[np.ndarray, np.ndarray]:
+    """An inference BatchNormalization as one multiply-add per element, y = x * k + shift, with
+    k = scale / sqrt(var + eps) and shift = B - mean * k in the statistics dtype, shaped to broadcast
+    over x (per channel, or per activation before opset 9 with spatial=0)."""
     x, scale, bias, mean, var = inputs
     assert x is not None and scale is not None and bias is not None and mean is not None and var is not None
     dt = _stat_dtype(x)
@@ -99,12 +111,13 @@ def _batch_norm(node: Node, inputs: list[np.ndarray | None]) -> list[np.ndarray]
     else:
         def shaped(a: np.ndarray) -> np.ndarray:
             return _per_channel(a, dt, x.ndim)
-    # Fold to one multiply-add per element: y = x * k + (B - mean * k), k = scale / sqrt(var + eps).
     k = shaped(scale) / np.sqrt(shaped(var) + dt.type(node.attr("epsilon", 1e-5)))
-    shift = shaped(bias) - shaped(mean) * k
-    y = x.astype(dt, copy=False) * k
-    y += shift
-    return [y.astype(x.dtype, copy=False)]
+    return k, shaped(bias) - shaped(mean) * k
+
+
+def batch_norm_is_per_channel(node: Node) -> bool:
+    """Its statistics are one value per channel (not per activation: opset < 9 with spatial=0)."""
+    return not _per_activation(node)
 
 
 # ---- InstanceNormalization ---------------------------------------------------------------------------

@@ -20,6 +20,7 @@ import numpy as np
 from ge_core.ir.dtypes import is_float
 from ge_core.ir.node import Node
 from ge_core.ir.tensor import TensorDesc
+from ge_core.ops import pool_jit
 from ge_core.ops.common import io_bytes, like, make_desc, operand, require_inputs, shape_error, wide_dtype
 from ge_core.ops.kernel_memo import memoized
 from ge_core.ops.registry import Category, Cost, NpuLayout, OpDef, Operand
@@ -85,8 +86,10 @@ def _max_pool(node: Node, inputs: list[np.ndarray | None]) -> list[np.ndarray]:
     win = memoized(node, inputs, lambda: _kernel_window(node, inputs, dilations=True))
     floats = is_float(x.dtype.name)  # bfloat16 too
     low = -np.inf if floats else np.iinfo(x.dtype).min
-    xp = pad_input(x, win, low)
     want_indices = len(node.outputs) > 1 and bool(node.outputs[1])
+    if not want_indices and pool_jit.supports(x, win):  # compiled, no padded copy (pool_jit.py)
+        return [pool_jit.max_pool(x, win)]
+    xp = pad_input(x, win, low)
     if not want_indices:
         return [_reduce_taps(xp, win, np.fmax if floats else np.maximum)]
     return list(_max_with_indices(x, xp, win, int(node.attr("storage_order", 0))))
@@ -162,11 +165,18 @@ def _infer_average_pool(node: Node, operands: list[Operand | None]) -> list[Tens
 def _average_pool(node: Node, inputs: list[np.ndarray | None]) -> list[np.ndarray]:
     (x,) = inputs
     assert x is not None
-    win = memoized(node, inputs, lambda: _kernel_window(node, inputs, dilations=_avg_dilations(node)))
+    include_pad = bool(node.attr("count_include_pad", 0))
+
+    def geometry() -> tuple[Window, np.ndarray]:
+        win = _kernel_window(node, inputs, dilations=_avg_dilations(node))
+        return win, _tap_counts(win, x.shape[2:], include_pad)
+
+    win, counts = memoized(node, inputs, geometry)
+    if pool_jit.supports(x, win):  # compiled, no padded copy (pool_jit.py)
+        return [pool_jit.average_pool(x, win, counts)]
     xc = x.astype(wide_dtype(x.dtype), copy=False)
     total = _reduce_taps(pad_input(xc, win, 0), win, np.add)
-    include_pad = bool(node.attr("count_include_pad", 0))
-    total /= _tap_counts(win, x.shape[2:], include_pad).astype(total.dtype)
+    total /= counts.astype(total.dtype)
     return [total.astype(x.dtype, copy=False)]
 
 

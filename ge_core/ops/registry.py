@@ -18,6 +18,7 @@ import numpy as np
 from ge_core.errors import UnsupportedOpError
 from ge_core.ir.node import Node
 from ge_core.ir.tensor import TensorDesc
+from ge_core.ops.epilogue import EpilogueFn
 
 if TYPE_CHECKING:
     from ge_core.ir.graph import Graph
@@ -141,6 +142,9 @@ class OpDef:
     # One input applied elementwise on the way out: a Conv/MatMul kernel can apply it in its epilogue, so
     # graph fusion absorbs it (FusedConv, FullyConnection).
     activation: bool = False
+    # Its form in a Conv's compiled epilogue (ops/epilogue.py), from the node and its constant inputs: the
+    # interpreter then applies it with the bias and a residual in one pass. None: no such form.
+    epilogue: EpilogueFn | None = None
     # How its NPU kernel works in NC1HWC0 (see NpuLayout); None: by category.
     npu_layout: NpuLayout | None = None
     # A reduce whose output keeps its input's shape (softmax, normalisations): how many input elements one

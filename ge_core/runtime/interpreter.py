@@ -41,6 +41,7 @@ from ge_core.ir.node import Node
 from ge_core.ir.tensor import TensorDesc
 from ge_core.ops import REGISTRY
 from ge_core.ops.registry import OpDef, OpRegistry
+from ge_core.runtime.body_epilogue import plan_body_epilogue
 from ge_core.runtime.feeds import check_feeds
 from ge_core.runtime.host_memory import keep_freed_host_memory
 from ge_core.runtime.specialise import Specialisations, is_dynamic
@@ -99,6 +100,8 @@ class Interpreter:
         self.steps = tuple(steps) if steps is not None else plan_steps(graph, registry)
         self.subgraph_plans: dict[int, tuple[Graph, tuple[Step, ...]]] = {}  # id(subgraph) -> its plan
         self.borrowed = frozenset(graph.constants) | frozenset(graph.inputs) | frozenset(graph.captures)
+        # Kernels run as registered (no subclass overrides call_kernel): fused bodies may take fast paths.
+        self.registered_kernels = type(self).call_kernel is Interpreter.call_kernel
         keep_freed_host_memory()  # once per process: runs reuse the heap's pages (host_memory.py)
 
     def run(self, feeds: Mapping[str, np.ndarray]) -> ExecutionResult:
@@ -182,9 +185,16 @@ class Interpreter:
 
     # ---- fused bodies ----------------------------------------------------------------------------
     def run_body(self, body: Graph, args: list[np.ndarray | None]) -> list[np.ndarray]:
-        """A fused node's outputs: its body interpreted with this interpreter's kernel calls."""
+        """A fused node's outputs: its body interpreted with this interpreter's kernel calls (a Conv or
+        BatchNormalization body as one kernel and one compiled epilogue pass when kernels are called as
+        registered: body_epilogue.py)."""
+        plans = _body_plans(body, self.registry)
+        if plans.epilogue is not None and self.registered_kernels:
+            fused = plans.epilogue.run(body, args)
+            if fused is not None:
+                return fused
         feeds = dict(zip(body.inputs, [x for x in args if x is not None], strict=True))  # all present
-        graph, steps, feeds = _body_plans(body, self.registry).for_feeds(body, feeds)
+        graph, steps, feeds = plans.for_feeds(body, feeds)
         outputs = _BodyInterpreter(self, graph, steps).run(feeds).outputs
         return [outputs[t] for t in body.outputs]
 
@@ -237,6 +247,7 @@ class _SubgraphInterpreter(Interpreter):
         super().__init__(sub, parent.registry, steps)
         self.parent = parent
         self.subgraph_plans = parent.subgraph_plans
+        self.registered_kernels = parent.registered_kernels
 
     def call_kernel(self, node: Node, op: OpDef, args: list[np.ndarray | None]) -> Sequence[np.ndarray]:
         return self.parent.call_kernel(node, op, args)
@@ -250,6 +261,7 @@ class _BodyInterpreter(Interpreter):
     def __init__(self, parent: Interpreter, body: Graph, steps: Sequence[Step]) -> None:
         super().__init__(body, parent.registry, steps)
         self.parent = parent
+        self.registered_kernels = parent.registered_kernels
 
     def call_kernel(self, node: Node, op: OpDef, args: list[np.ndarray | None]) -> Sequence[np.ndarray]:
         return self.parent.call_kernel(node, op, args)
@@ -263,6 +275,7 @@ class _BodyPlans:
         self.unknown_dims = any(not body.desc(t).is_static for t in (*body.inputs, *body.outputs))
         self.dynamic = is_dynamic(body)
         self.steps = () if self.dynamic else plan_steps(body, registry)
+        self.epilogue = None if self.unknown_dims else plan_body_epilogue(body, registry)
         self.shapes: Specialisations[tuple[Graph, tuple[Step, ...]]] = Specialisations(registry)
 
     def for_feeds(self, body: Graph, feeds: dict[str, np.ndarray]) -> tuple[Graph, tuple[Step, ...], Env]:

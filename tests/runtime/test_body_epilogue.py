@@ -1,0 +1,169 @@
+"""A fused Conv body run as one Conv with a compiled epilogue (runtime/body_epilogue.py): bit for bit what the
+body gives op by op, for every activation with an epilogue form, bias as the Conv's B or as an Add, with a
+residual; bodies it does not cover run op by op; an interpreter overriding call_kernel sees every body op."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pytest
+from onnx import helper
+
+from ge_core.ir import Graph
+from ge_core.ir.node import Node
+from ge_core.ops import REGISTRY
+from ge_core.ops.registry import OpDef
+from ge_core.passes.fusion.graph import ConvActivationFusionPass
+from ge_core.runtime import body_epilogue
+from ge_core.runtime.executor import Executor
+from ge_core.runtime.interpreter import Interpreter
+from tests.passes.fusion_cases import build, node, rand, scalar
+
+pytestmark = pytest.mark.skipif(os.environ.get("GE_NO_JIT") == "1", reason="GE_NO_JIT=1 turns the kernel off")
+
+
+class OpByOp(Interpreter):
+    """Overrides the kernel-call hook (as precision modes do): fused bodies run op by op, every call seen."""
+
+    calls: list[str]
+
+    def call_kernel(self, node: Node, op: OpDef, args: list[np.ndarray | None]) -> Sequence[np.ndarray]:
+        type(self).calls.append(node.op_type)
+        return super().call_kernel(node, op, args)
+
+
+def _graph(act: str | None, *act_inputs: str, bias: str = "conv", residual: bool = False, depthwise: bool = False,
+           dtype: str = "float32", **attrs: Any) -> Graph:
+    """Conv (bias as its B, or as an Add of a per-channel constant) (+ residual Add) (+ activation), fused."""
+    channels = 6
+    group = channels if depthwise else 1
+    inits = {"w": rand(channels, channels // group, 3, 3, scale=0.3, dtype=dtype), "b": rand(channels, dtype=dtype),
+             "bc": rand(1, channels, 1, 1, dtype=dtype), "lo": scalar(-0.2, dtype), "hi": scalar(0.4, dtype)}
+    conv_inputs = ["x", "w", "b"] if bias == "conv" else ["x", "w"]
+    nodes = [node("Conv", conv_inputs, "conv", pads=[1, 1, 1, 1], group=group)]
+    last = "conv"
+    if bias == "add":
+        nodes.append(node("Add", ["bc", last], "biased"))
+        last = "biased"
+    inputs = {"x": [2, channels, 9, 9]}
+    if residual:
+        nodes.append(node("Add", [last, "z"], "summed"))
+        inputs["z"] = [2, channels, 9, 9]
+        last = "summed"
+    if act is not None:
+        nodes.append(node(act, [last, *act_inputs], "y", **attrs))
+        last = "y"
+    graph = build(nodes, inputs, [last], inits, dtype=helper.np_dtype_to_tensor_dtype(np.dtype(dtype)))
+    assert ConvActivationFusionPass().run(graph).changed
+    (fused,) = graph.nodes
+    assert fused.op_type == "FusedConv", graph.to_text()
+    return graph
+
+
+def _feeds(graph: Graph, seed: int) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    feeds = {}
+    for t in graph.inputs:
+        desc = graph.desc(t)
+        value = rng.standard_normal(desc.shape).astype(desc.dtype)
+        value.flat[::17] = np.nan  # NaN passes through every epilogue as through the numpy kernels
+        feeds[t] = value
+    return feeds
+
+
+ACTIVATIONS = [
+    ("Relu", (), {}), ("LeakyRelu", (), {"alpha": 0.1}), ("HardSigmoid", (), {"alpha": 0.3, "beta": 0.4}),
+    ("HardSwish", (), {}), ("Clip", ("lo", "hi"), {}), ("Clip", ("", "hi"), {}), ("Clip", ("hi", "lo"), {}),
+]
+# What ConvActivationFusionPass fuses: an activation after the Conv's own bias, after a bias Add, or after a
+# residual Add; a residual Add alone.
+CASES = [(*a, bias, residual) for a in ACTIVATIONS for bias, residual in (("conv", False), ("add", False),
+                                                                          ("conv", True))]
+CASES.append((None, (), {}, "conv", True))
+
+
+@pytest.mark.parametrize(("act", "act_inputs", "attrs", "bias", "residual"), CASES)
+def test_bit_for_bit_the_body_op_by_op(act: str | None, act_inputs: tuple[str, ...], attrs: dict[str, Any],
+                                        bias: str, residual: bool) -> None:
+    graph = _graph(act, *act_inputs, bias=bias, residual=residual, **attrs)
+    (fused,) = graph.nodes
+    assert fused.body is not None and body_epilogue.plan_body_epilogue(fused.body, REGISTRY) is not None
+    feeds = _feeds(graph, seed=len(CASES))
+    OpByOp.calls = []
+    want = Executor(graph, interpreter=OpByOp).run(feeds).outputs
+    assert OpByOp.calls == [n.op_type for n in fused.body.nodes]
+    got = Executor(graph).run(feeds).outputs
+    for t in graph.outputs:
+        np.testing.assert_array_equal(got[t], want[t])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("depthwise", [False, True])
+def test_depthwise_and_float64(depthwise: bool, dtype: str) -> None:
+    graph = _graph("Relu", bias="conv", residual=True, depthwise=depthwise, dtype=dtype)
+    feeds = _feeds(graph, seed=1)
+    OpByOp.calls = []
+    want = Executor(graph, interpreter=OpByOp).run(feeds).outputs
+    got = Executor(graph).run(feeds).outputs
+    for t in graph.outputs:
+        assert got[t].dtype == np.dtype(dtype)
+        np.testing.assert_array_equal(got[t], want[t])
+
+
+def test_the_fast_path_is_taken(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A registered-kernel interpreter runs the body as one Conv call, not Conv then Relu."""
+    graph = _graph("Relu")
+    seen: list[str] = []
+    original = Interpreter.call_kernel
+
+    def spy(self: Interpreter, node: Node, op: OpDef, args: list[np.ndarray | None]) -> Sequence[np.ndarray]:
+        seen.append(node.op_type)
+        return original(self, node, op, args)
+
+    monkeypatch.setattr(Interpreter, "call_kernel", spy)  # still the base class's own hook: fast path allowed
+    Executor(graph).run(_feeds(graph, seed=2))
+    assert seen == []  # the Conv ran inside the plan, through conv_with_epilogue, not as body kernel calls
+
+
+@pytest.mark.parametrize(("act", "act_inputs"), [("Sigmoid", ()), ("Tanh", ()), ("Elu", ()), ("PRelu", ("s",))])
+def test_activations_without_an_epilogue_run_op_by_op(act: str, act_inputs: tuple[str, ...]) -> None:
+    """Transcendental activations keep numpy's vectorised kernels: no plan, the body loop runs."""
+    inits = {"w": rand(4, 3, 3, 3, scale=0.3), "b": rand(4), "s": rand(4, 1, 1)}
+    graph = build([node("Conv", ["x", "w", "b"], "conv"), node(act, ["conv", *act_inputs], "y")],
+                  {"x": [1, 3, 6, 6]}, ["y"], inits)
+    assert ConvActivationFusionPass().run(graph).changed
+    (fused,) = graph.nodes
+    assert fused.body is not None and body_epilogue.plan_body_epilogue(fused.body, REGISTRY) is None
+
+
+def test_float16_falls_back_to_the_body() -> None:
+    """The compiled pass is float32/float64: a float16 Conv body runs op by op, with numpy's result."""
+    graph = _graph("Relu", dtype="float16")
+    feeds = _feeds(graph, seed=3)
+    OpByOp.calls = []
+    want = Executor(graph, interpreter=OpByOp).run(feeds).outputs
+    got = Executor(graph).run(feeds).outputs
+    for t in graph.outputs:
+        np.testing.assert_array_equal(got[t], want[t])
+
+
+@pytest.mark.parametrize(("act", "act_inputs", "attrs"), ACTIVATIONS)
+def test_batch_norm_bodies_bit_for_bit(act: str, act_inputs: tuple[str, ...], attrs: dict[str, Any]) -> None:
+    """A UB group BatchNormalization + activation (DenseNet's pre-activations) as one pass x * k + shift (the
+    graph itself stands for the body: one input, constants, a chain, one output)."""
+    channels = 5
+    inits = {"s": rand(channels), "b": rand(channels), "m": rand(channels),
+             "v": np.abs(rand(channels)) + 0.1, "lo": scalar(-0.2), "hi": scalar(0.4)}
+    body = build([node("BatchNormalization", ["x", "s", "b", "m", "v"], "bn"),
+                  node(act, ["bn", *act_inputs], "y", **attrs)], {"x": [2, channels, 7, 7]}, ["y"], inits)
+    graph = body
+    plan = body_epilogue.plan_body_epilogue(body, REGISTRY)
+    assert plan is not None and plan.head.op_type == "BatchNormalization"
+    feeds = _feeds(graph, seed=4)
+    want = Executor(graph, interpreter=OpByOp).run(feeds).outputs["y"]
+    got = plan.run(body, [feeds["x"]])
+    assert got is not None
+    np.testing.assert_array_equal(got[0], want)
