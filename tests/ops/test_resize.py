@@ -211,3 +211,26 @@ XFAIL: dict[str, str] = {}
 @pytest.mark.parametrize("case", with_xfails(conformance_cases(resize), XFAIL))
 def test_conformance(case: TestCase) -> None:
     run_case(case)
+
+
+@pytest.mark.parametrize("coord", COORDS)
+@pytest.mark.parametrize("nearest_mode", ["floor", "round_prefer_floor", "round_prefer_ceil", "ceil"])
+@pytest.mark.parametrize("scales", [(1.0, 1.0, 2.0, 2.0), (1.0, 1.0, 4.0, 3.0), (1.0, 2.0, 1.0, 8.0)])
+def test_integer_nearest_upsampling_takes_the_repeat_path(coord: str, nearest_mode: str,
+                                                           scales: tuple[float, ...]) -> None:
+    """Where every output element of an integer upsampling reads input element i // k (as the taps say),
+    the kernel repeats elements in one copy: the result is the oracles' either way, and the plan says which
+    path it took (only the modes that really are repeats take it)."""
+    attrs = {"mode": "nearest", "coordinate_transformation_mode": coord, "nearest_mode": nearest_mode}
+    y = _resize(X, attrs, scales=scales)
+    node = make_node("Resize", [True, False, True, False], attrs, opset=19)
+    inputs = [X, None, _f32(*scales), None]
+    plan = resize._plan(node, inputs)
+    repeats = tuple(round(s) for s in scales)
+    index_is_floor = all(np.array_equal(t.index[:, 0], np.arange(X.shape[a] * repeats[a]) // repeats[a])
+                         for a, t in plan.taps)
+    assert (plan.repeats == repeats) == index_is_floor
+    if (coord, nearest_mode) in (("asymmetric", "floor"), ("half_pixel", "round_prefer_floor")):
+        assert plan.repeats == repeats  # the exporters' two spellings of nearest upsampling
+    if plan.repeats is not None:
+        np.testing.assert_array_equal(resize._repeat(X, plan.repeats), y)
