@@ -74,7 +74,22 @@ def _attr(node: Node, name: str, default: float) -> float:
 
 
 def _sigmoid(x: np.ndarray) -> np.ndarray:
-    """1 / (1 + exp(-x)) without overflow: exp only ever sees -|x|."""
+    """1 / (1 + exp(-x)). float32/float64: four in-place passes (np.where's select in the form below cost 4x
+    the rest: 1.3 ms on a 320x320 map), and where exp(-x) would overflow (x below -80, or -700 in float64)
+    sigmoid(x) is exp(x) to the last bit, so those few elements take that. Narrower floats keep the form in
+    which exp only ever sees -|x|."""
+    if x.dtype in (np.float32, np.float64):
+        y = np.negative(x)
+        low = -80.0 if x.dtype == np.float32 else -700.0
+        overflows = x.size > 0 and not np.min(x) >= low  # NaN compares False: checked below, element-wise
+        with np.errstate(over="ignore"):  # inf where x < low: replaced below
+            np.exp(y, out=y)
+        y += 1
+        np.reciprocal(y, out=y)
+        if overflows:
+            far = x < low
+            y[far] = np.exp(x[far])
+        return y
     e = np.exp(-np.abs(x))
     r = 1.0 / (1.0 + e)
     return np.where(x >= 0, r, e * r)

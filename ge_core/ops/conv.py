@@ -20,7 +20,7 @@ import numpy as np
 
 from ge_core.ir.node import Node
 from ge_core.ir.tensor import TensorDesc
-from ge_core.ops import conv_depthwise_jit, epilogue
+from ge_core.ops import conv_depthwise_jit, conv_transpose_jit, epilogue
 from ge_core.ops.common import (
     UNK,
     io_bytes,
@@ -324,6 +324,8 @@ def _conv_transpose(node: Node, inputs: list[np.ndarray | None]) -> list[np.ndar
 
 def conv_transpose_forward(x: np.ndarray, w: np.ndarray, group: int, win: Window) -> np.ndarray:
     """Every input pixel scatters W^T x into the taps it feeds; pads crop the full result."""
+    if conv_transpose_jit.supports(x, group, win):  # taps that never overlap: one interleave
+        return conv_transpose_jit.conv_transpose(x, w, group, win)
     n, cin, in_sp = x.shape[0], x.shape[1], x.shape[2:]
     cout = w.shape[1] * group
     wt = w.reshape(group, cin // group, -1).transpose(0, 2, 1)  # (g, Cout/g * K, Cin/g)

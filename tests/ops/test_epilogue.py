@@ -37,12 +37,12 @@ CASES = [("", {}, []), ("Relu", {}, []), ("LeakyRelu", {"alpha": 0.07}, []),
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize(("op", "attrs", "extra"), CASES)
 def test_bit_for_bit_the_numpy_kernels(op: str, attrs: dict[str, float], extra: list[np.ndarray],
-                                       dtype: type) -> None:
+                                       dtype: type[np.floating]) -> None:
     rng = np.random.default_rng(len(op))
-    y = rng.standard_normal((2, 5, 7, 3)).astype(dtype)
+    y: np.ndarray = rng.standard_normal((2, 5, 7, 3)).astype(dtype)
     y.flat[::11], y.flat[5::13], y.flat[7::17] = np.nan, np.inf, -np.inf
-    bias = rng.standard_normal(5).astype(dtype)
-    residual = rng.standard_normal(y.shape).astype(dtype)
+    bias: np.ndarray = rng.standard_normal(5).astype(dtype)
+    residual: np.ndarray = rng.standard_normal(y.shape).astype(dtype)
     extra = [e.astype(dtype) for e in extra]
     if op:
         node = Node("act", op, ("v", *(f"c{i}" for i in range(len(extra)))), ("out",), attrs=dict(attrs), opset=17)

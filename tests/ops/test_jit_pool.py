@@ -45,7 +45,7 @@ def test_matches_the_numpy_tap_reduction(seed: int) -> None:
     dtype = np.float64 if seed % 5 == 0 else np.float32
     spatial = tuple(int(rng.integers(5, 15)) for _ in range(rank))
     win = _window(rng, spatial, ceil=seed % 3 == 0)
-    x = rng.standard_normal((int(rng.integers(1, 3)), int(rng.integers(1, 20)), *spatial)).astype(dtype)
+    x: np.ndarray = rng.standard_normal((int(rng.integers(1, 3)), int(rng.integers(1, 20)), *spatial)).astype(dtype)
     x[x > 1.8] = np.nan  # fmax: a NaN tap never wins over a number
     got = pool_jit.max_pool(x, win)
     want = _reduce_taps(_padded(x, win, -np.inf), win, np.fmax)

@@ -80,8 +80,8 @@ ACTIVATIONS = [
 ]
 # What ConvActivationFusionPass fuses: an activation after the Conv's own bias, after a bias Add, or after a
 # residual Add; a residual Add alone.
-CASES = [(*a, bias, residual) for a in ACTIVATIONS for bias, residual in (("conv", False), ("add", False),
-                                                                          ("conv", True))]
+CASES: list[tuple[str | None, tuple[str, ...], dict[str, Any], str, bool]] = [
+    (*a, bias, residual) for a in ACTIVATIONS for bias, residual in (("conv", False), ("add", False), ("conv", True))]
 CASES.append((None, (), {}, "conv", True))
 
 
@@ -163,7 +163,9 @@ def test_batch_norm_bodies_bit_for_bit(act: str, act_inputs: tuple[str, ...], at
     plan = body_epilogue.plan_body_epilogue(body, REGISTRY)
     assert plan is not None and plan.head.op_type == "BatchNormalization"
     feeds = _feeds(graph, seed=4)
+    OpByOp.calls = []
     want = Executor(graph, interpreter=OpByOp).run(feeds).outputs["y"]
+    assert OpByOp.calls == ["BatchNormalization", act]
     got = plan.run(body, [feeds["x"]])
     assert got is not None
     np.testing.assert_array_equal(got[0], want)
