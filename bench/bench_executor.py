@@ -46,7 +46,7 @@ from onnx import TensorProto, helper
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
 import ge_core
-from ge_core.runtime.blas_threads import blas_threads, set_blas_threads
+from ge_core.runtime.blas_threads import blas_core, blas_threads, set_blas_threads
 from ge_core.samples.registry import get_sample, sample_bytes
 
 # name -> input shapes ("" = the sample's own); the BERT and CRNN sizes are the issue's
@@ -168,9 +168,13 @@ def main() -> None:
     args = parser.parse_args()
     if args.blas_threads:
         set_blas_threads(args.blas_threads)
-    print(f"onnx {onnx.__version__}, onnxruntime {ort.__version__}, numpy {np.__version__}; numpy BLAS threads "
-          f"{blas_threads()}, ORT threads {args.threads}; median of {args.repeat} alternating runs; load average "
-          f"{os.getloadavg()[0]:.1f}")
+    print(f"onnx {onnx.__version__}, onnxruntime {ort.__version__}, numpy {np.__version__}; numpy BLAS: OpenBLAS "
+          f"{blas_core()} kernels, {blas_threads()} threads; ORT threads {args.threads}; median of {args.repeat} "
+          f"alternating runs; load average {os.getloadavg()[0]:.1f}")
+    if os.environ.get("OPENBLAS_CORETYPE"):
+        print(f"warning: OPENBLAS_CORETYPE={os.environ['OPENBLAS_CORETYPE']} forces numpy's BLAS kernels (ORT's are "
+              f"chosen by its own CPU check): run with `env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE` to compare "
+              f"what each would run on this CPU")
     print("| model | nodes (O3) | ONNX Runtime ms | ge_core ms | ratio | ge_core O3 ms | O3 ratio | max rel. error |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|")
     rows = []
