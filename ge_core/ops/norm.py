@@ -16,6 +16,7 @@ import numpy as np
 
 from ge_core.ir.node import Node
 from ge_core.ir.tensor import TensorDesc
+from ge_core.ops import norm_jit
 from ge_core.ops.common import (
     dtype_from_onnx,
     elementwise_cost,
@@ -196,8 +197,12 @@ def _layer_norm(node: Node, inputs: list[np.ndarray | None]) -> list[np.ndarray]
     axis, stash = memoized(node, inputs, lambda: _layer_norm_geometry(node, operands_of(inputs)))
     # stash_type sets the statistics' precision and dtype; float64 inputs keep float64 precision.
     dt = np.dtype(np.float64) if x.dtype == np.float64 else np.dtype(stash)
+    epsilon = float(node.attr("epsilon", 1e-5))
+    if norm_jit.supports(x, scale, bias, axis, dt):  # one compiled loop per row (norm_jit.py)
+        y, mean, inv_std = norm_jit.layer_norm(x, scale, bias, axis, epsilon)
+        return [y, mean.astype(stash, copy=False), inv_std.astype(stash, copy=False)]
     axes = tuple(range(axis, x.ndim))
-    y, mean, inv_std = _standardize(x.astype(dt, copy=False), axes, float(node.attr("epsilon", 1e-5)))
+    y, mean, inv_std = _standardize(x.astype(dt, copy=False), axes, epsilon)
     y *= scale.astype(dt, copy=False)
     if bias is not None:
         y += bias.astype(dt, copy=False)
