@@ -50,8 +50,8 @@ from ge_core.ops.spatial import (
 )
 
 FLOAT_TYPES = ("float16", "float32", "float64", "bfloat16")
-IM2COL_BUDGET_BYTES = 256 << 20
-NO_EPILOGUE = Epilogue()  # larger column buffers are built a slab of output rows at a time
+IM2COL_BUDGET_BYTES = 256 << 20  # larger column buffers are built a slab of output rows at a time
+NO_EPILOGUE = Epilogue()  # the bias alone
 
 
 def compute_dtype(dtype: np.dtype) -> np.dtype:
