@@ -16,6 +16,7 @@ import numpy as np
 from ge_core.ir.dtypes import is_float
 from ge_core.ir.node import Node
 from ge_core.ir.tensor import TensorDesc
+from ge_core.ops import reduce_jit
 from ge_core.ops.common import (
     UNK,
     like,
@@ -216,7 +217,8 @@ def _softmax(node: Node, inputs: list[np.ndarray | None]) -> list[np.ndarray]:
     else:
         data = x
     xf = widened(data)  # float16/bfloat16 in float32
-    shifted = xf - np.max(xf, axis=axis, keepdims=True)
+    last = axis == xf.ndim - 1 and reduce_jit.supports(xf)
+    shifted = xf - (reduce_jit.last_axis_max(xf) if last else np.max(xf, axis=axis, keepdims=True))
     if node.op_type == "LogSoftmax":
         out = shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))
     else:  # in place on the one new array: exp, then the division
