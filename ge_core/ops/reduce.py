@@ -217,8 +217,9 @@ def _softmax(node: Node, inputs: list[np.ndarray | None]) -> list[np.ndarray]:
     else:
         data = x
     xf = widened(data)  # float16/bfloat16 in float32
-    last = axis == xf.ndim - 1 and reduce_jit.supports(xf)
-    shifted = xf - (reduce_jit.last_axis_max(xf) if last else np.max(xf, axis=axis, keepdims=True))
+    if node.op_type == "Softmax" and axis == xf.ndim - 1 and reduce_jit.supports(xf):  # reduce_jit.py
+        return [reduce_jit.softmax_last_axis(xf).reshape(x.shape).astype(x.dtype, copy=False)]
+    shifted = xf - np.max(xf, axis=axis, keepdims=True)
     if node.op_type == "LogSoftmax":
         out = shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))
     else:  # in place on the one new array: exp, then the division
