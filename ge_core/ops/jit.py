@@ -41,7 +41,8 @@ def compiled(fn: Callable[..., Any], *, exact: bool = False, reassociate: bool =
     with two; ocr_det 3.3x against 3.6-4.1x)."""
     if not ENABLED or numba is None:
         return None
-    options = {**_OPTIONS, "fastmath": False} if exact else _OPTIONS
-    if reassociate or finite:
-        options = {**options, "fastmath": {"contract", "reassoc", *(("nnan",) if finite else ())}}
-    return numba.njit(**options)(fn)
+    if exact:
+        fastmath: bool | set[str] = False
+    else:
+        fastmath = {"contract"} | ({"reassoc"} if reassociate or finite else set()) | ({"nnan"} if finite else set())
+    return numba.njit(**{**_OPTIONS, "fastmath": fastmath})(fn)
