@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Everything the test suite needs: the Python packages, Debian's chromium for the browser tests
 # (Playwright drives it; Playwright's own browser download is never used) and Debian's graphviz, whose
-# `dot` must render the DOT we write (tests/viz).
+# `dot` must render the DOT we write (tests/viz), and libgomp, the OpenMP runtime numba's threaded kernels run
+# on (ge_core/ops/jit.py; without it they run serially and tests/ops/test_jit_threads.py fails).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 missing=()
 [ -x /usr/bin/chromium ] || missing+=(chromium)
 command -v dot >/dev/null 2>&1 || missing+=(graphviz)
+ldconfig -p | grep -q 'libgomp\.so\.1 ' || missing+=(libgomp1)
 if [ "${#missing[@]}" -gt 0 ]; then
   SUDO=""
   [ "$(id -u)" -eq 0 ] || SUDO="sudo"

@@ -11,24 +11,24 @@ from __future__ import annotations
 
 import numpy as np
 
-from ge_core.ops.jit import compiled
+from ge_core.ops.jit import prange, threaded
 from ge_core.ops.spatial import Window
 
 
 def _interleave(cols: np.ndarray, y: np.ndarray) -> None:
     """cols (N, C, kh, kw, H, W) -> y (N, C, H*kh, W*kw): y[.., i*kh + a, j*kw + c] = cols[.., a, c, i, j]."""
     n, c, kh, kw, h, w = cols.shape
-    for b in range(n):
-        for ch in range(c):
-            for i in range(h):
-                for a in range(kh):
-                    row = y[b, ch, i * kh + a]
-                    for j in range(w):
-                        for t in range(kw):
-                            row[j * kw + t] = cols[b, ch, a, t, i, j]
+    for p in prange(n * c):  # channels, split over threads
+        b, ch = p // c, p % c
+        for i in range(h):
+            for a in range(kh):
+                row = y[b, ch, i * kh + a]
+                for j in range(w):
+                    for t in range(kw):
+                        row[j * kw + t] = cols[b, ch, a, t, i, j]
 
 
-interleave = compiled(_interleave)
+interleave = threaded(_interleave, min_work=1 << 16)  # threaded from 64k elements
 
 
 def supports(x: np.ndarray, group: int, win: Window) -> bool:
@@ -46,5 +46,5 @@ def conv_transpose(x: np.ndarray, w: np.ndarray, group: int, win: Window) -> np.
     wt = w.reshape(group, cin // group, -1).transpose(0, 2, 1)  # (g, Cout/g * K, Cin/g)
     cols = np.matmul(wt, x.reshape(n, group, cin // group, -1))  # (N, g, Cout/g * K, H*W)
     y = np.empty((n, cout, *win.out), dtype=x.dtype)
-    interleave(np.ascontiguousarray(cols).reshape(n, cout, *win.kernel, h, width), y)
+    interleave(np.ascontiguousarray(cols).reshape(n, cout, *win.kernel, h, width), y, work=y.size)
     return y

@@ -25,7 +25,7 @@ from enum import IntEnum
 import numpy as np
 
 from ge_core.ir.node import Node
-from ge_core.ops.jit import compiled
+from ge_core.ops.jit import prange, threaded
 
 
 class Act(IntEnum):
@@ -62,33 +62,33 @@ def _apply(y: np.ndarray, bias: np.ndarray, residual: np.ndarray, act: int, para
     n, c, length = y.shape
     has_bias, has_residual = bias.size > 0, residual.size > 0
     p0, p1, zero, one, six, half = params[0], params[1], params[2], params[3], params[4], params[5]
-    for b in range(n):
-        for ch in range(c):
-            row = y[b, ch]
-            shift = bias[ch] if has_bias else zero
-            for i in range(length):
-                v = row[i]
-                if has_bias:
-                    v = v + shift
-                if has_residual:
-                    v = v + residual[b, ch, i]
-                if act == 1:
-                    v = zero if v < zero else v  # NaN passes, as np.maximum's does
-                elif act == 2:
-                    v = p0 * v if v < zero else v
-                elif act == 3:  # max then min, as np.clip's ONNX form: min > max gives max everywhere
-                    v = p0 if v < p0 else v
-                    v = p1 if v > p1 else v
-                elif act == 4:
-                    t = p0 * v + p1
-                    v = zero if t < zero else (one if t > one else t)
-                elif act == 5:
-                    t = v / six + half
-                    v = v * (zero if t < zero else (one if t > one else t))
-                row[i] = v
+    for p in prange(n * c):  # channels, split over threads
+        b, ch = p // c, p % c
+        row = y[b, ch]
+        shift = bias[ch] if has_bias else zero
+        for i in range(length):
+            v = row[i]
+            if has_bias:
+                v = v + shift
+            if has_residual:
+                v = v + residual[b, ch, i]
+            if act == 1:
+                v = zero if v < zero else v  # NaN passes, as np.maximum's does
+            elif act == 2:
+                v = p0 * v if v < zero else v
+            elif act == 3:  # max then min, as np.clip's ONNX form: min > max gives max everywhere
+                v = p0 if v < p0 else v
+                v = p1 if v > p1 else v
+            elif act == 4:
+                t = p0 * v + p1
+                v = zero if t < zero else (one if t > one else t)
+            elif act == 5:
+                t = v / six + half
+                v = v * (zero if t < zero else (one if t > one else t))
+            row[i] = v
 
 
-apply_kernel = compiled(_apply, exact=True)
+apply_kernel = threaded(_apply, exact=True, min_work=1 << 16)  # threaded from 64k elements
 DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 _NONE = {dtype: (np.empty(0, dtype), np.empty((0, 0, 0), dtype)) for dtype in DTYPES}
 
@@ -108,4 +108,4 @@ def apply(y: np.ndarray, bias: np.ndarray | None, residual: np.ndarray | None, e
     b = no_bias if bias is None else np.ascontiguousarray(bias.reshape(-1), dtype=dtype)
     r = no_residual if residual is None else np.ascontiguousarray(residual, dtype=dtype).reshape(flat.shape)
     params = np.array([ending.p0, ending.p1, 0.0, 1.0, 6.0, 0.5], dtype=dtype)
-    apply_kernel(flat, b, r, int(ending.act), params)
+    apply_kernel(flat, b, r, int(ending.act), params, work=flat.size)

@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-from ge_core.ops.jit import compiled
+from ge_core.ops.jit import prange, threaded
 
 
 def _layer_norm_rows(x: np.ndarray, scale: np.ndarray, bias: np.ndarray, epsilon: float, y: np.ndarray,
@@ -22,9 +22,9 @@ def _layer_norm_rows(x: np.ndarray, scale: np.ndarray, bias: np.ndarray, epsilon
     """x, y (R, L); scale, bias (L,) (bias empty: none); mean and inv_std (R,) per row."""
     rows, length = x.shape
     has_bias = bias.size > 0
-    narrow = np.empty(2, dtype=y.dtype)  # the row's mean and 1/std rounded to y's dtype, as numpy keeps them
-    for r in range(rows):
+    for r in prange(rows):  # rows, split over threads
         row, out = x[r], y[r]
+        narrow = np.empty(2, dtype=y.dtype)  # the row's mean and 1/std rounded to y's dtype, as numpy keeps them
         total = 0.0
         for i in range(length):
             total += row[i]
@@ -45,7 +45,7 @@ def _layer_norm_rows(x: np.ndarray, scale: np.ndarray, bias: np.ndarray, epsilon
                 out[i] = (row[i] - m_t) * inv_t * scale[i]
 
 
-layer_norm_rows = compiled(_layer_norm_rows, reassociate=True)
+layer_norm_rows = threaded(_layer_norm_rows, reassociate=True, min_work=1 << 16)  # threaded from 64k elements
 DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
@@ -68,6 +68,6 @@ def layer_norm(x: np.ndarray, scale: np.ndarray, bias: np.ndarray | None, axis: 
     mean = np.empty(rows, dtype=x.dtype)
     inv_std = np.empty(rows, dtype=x.dtype)
     b = np.empty(0, dtype=x.dtype) if bias is None else np.ascontiguousarray(bias).reshape(length)
-    layer_norm_rows(flat, np.ascontiguousarray(scale).reshape(length), b, epsilon, y, mean, inv_std)
+    layer_norm_rows(flat, np.ascontiguousarray(scale).reshape(length), b, epsilon, y, mean, inv_std, work=flat.size)
     stats = (*x.shape[:axis], *(1,) * (x.ndim - axis))
     return y.reshape(x.shape), mean.reshape(stats), inv_std.reshape(stats)

@@ -19,7 +19,7 @@ import math
 import numpy as np
 
 from ge_core.ops.conv_depthwise_jit import columns_inside
-from ge_core.ops.jit import compiled
+from ge_core.ops.jit import prange, threaded
 from ge_core.ops.spatial import Window
 
 
@@ -34,54 +34,55 @@ def _pool_rows(x: np.ndarray, kernel: tuple[int, int], strides: tuple[int, int],
     sh, sw = strides
     dh, dw = dilations
     pt, pl = pads
-    acc = np.empty((ow, c), dtype=y.dtype)
     # Output columns every tap of a window row reaches inside the image: outside [inner_lo, inner_hi) a
     # window touches the padding.
     inner_lo, inner_hi = 0, ow
     for j in range(kw):
         lo, hi = columns_inside(j * dw - pl, sw, ow, width)
         inner_lo, inner_hi = max(inner_lo, lo), min(inner_hi, hi)
-    for b in range(n):
-        for oy in range(oh):
-            if is_max:  # np.fmax over the padded taps: -inf where padding is a tap, else NaN until a number
-                padded_row = oy * sh - pt < 0 or oy * sh + (kh - 1) * dh - pt >= h
+    for r in prange(n * oh):  # output rows, split over threads
+        b, oy = r // oh, r % oh
+        acc = np.empty((ow, c), dtype=y.dtype)
+        if is_max:  # np.fmax over the padded taps: -inf where padding is a tap, else NaN until a number
+            padded_row = oy * sh - pt < 0 or oy * sh + (kh - 1) * dh - pt >= h
+            for ox in range(ow):
+                acc[ox] = -np.inf if padded_row or ox < inner_lo or ox >= inner_hi else np.nan
+        else:
+            acc[:] = 0.0
+        for i in range(kh):
+            iy = oy * sh + i * dh - pt
+            if iy < 0 or iy >= h:
+                continue
+            src = x[b, iy]
+            for j in range(kw):
+                offset = j * dw - pl
+                lo, hi = columns_inside(offset, sw, ow, width)
+                for ox in range(lo, hi):
+                    row, pixel = acc[ox], src[ox * sw + offset]
+                    if is_max:
+                        for ch in range(c):
+                            v, best = pixel[ch], row[ch]
+                            row[ch] = v if v > best or best != best else best  # a select, no branch
+                    else:
+                        for ch in range(c):
+                            row[ch] += pixel[ch]
+        if is_max:
+            for ch in range(c):
                 for ox in range(ow):
-                    acc[ox] = -np.inf if padded_row or ox < inner_lo or ox >= inner_hi else np.nan
-            else:
-                acc[:] = 0.0
-            for i in range(kh):
-                iy = oy * sh + i * dh - pt
-                if iy < 0 or iy >= h:
-                    continue
-                src = x[b, iy]
-                for j in range(kw):
-                    offset = j * dw - pl
-                    lo, hi = columns_inside(offset, sw, ow, width)
-                    for ox in range(lo, hi):
-                        row, pixel = acc[ox], src[ox * sw + offset]
-                        if is_max:
-                            for ch in range(c):
-                                v, best = pixel[ch], row[ch]
-                                row[ch] = v if v > best or best != best else best  # a select, no branch
-                        else:
-                            for ch in range(c):
-                                row[ch] += pixel[ch]
-            if is_max:
-                for ch in range(c):
-                    for ox in range(ow):
-                        y[b, ch, oy, ox] = acc[ox, ch]
-            else:
-                for ch in range(c):
-                    for ox in range(ow):
-                        y[b, ch, oy, ox] = acc[ox, ch] * (row_scale[oy] * col_scale[ox])
+                    y[b, ch, oy, ox] = acc[ox, ch]
+        else:
+            for ch in range(c):
+                for ox in range(ow):
+                    y[b, ch, oy, ox] = acc[ox, ch] * (row_scale[oy] * col_scale[ox])
 
 
-pool_rows = compiled(_pool_rows)
+pool_rows = threaded(_pool_rows, min_work=1 << 16)  # threaded from 64k taps read
 AVAILABLE = pool_rows is not None
 DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
-# Input pixels per channel up to which this kernel beats the numpy one (measured, float32, 3x3 pools: 1.1-1.8x
-# faster on 7x7 and 14x14 maps, slower from 28x28 on, where the transposes cost more than they save).
-MAX_PIXELS = 400
+# Input pixels per channel up to which this kernel beats the numpy one (measured, float32, 3x3 pools, two
+# threads: 1.3-2x faster on 14x14..28x28 maps, slower from 55x55 on, where the transposes cost more than
+# they save).
+MAX_PIXELS = 784
 
 
 def supports(x: np.ndarray, win: Window) -> bool:
@@ -101,7 +102,7 @@ def _run(x: np.ndarray, win: Window, is_max: bool, rows: np.ndarray, cols: np.nd
     np.copyto(channels_last, x.transpose(0, 2, 3, 1))  # numpy's blocked transpose: faster than a plain loop
     y = np.empty((n, c, *win.out), dtype=x.dtype)
     pool_rows(channels_last, win.kernel, win.strides, win.dilations, win.pads_begin,
-              is_max, rows.astype(x.dtype), cols.astype(x.dtype), y)
+              is_max, rows.astype(x.dtype), cols.astype(x.dtype), y, work=y.size * math.prod(win.kernel))
     return y
 
 

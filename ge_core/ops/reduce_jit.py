@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ge_core.ops.jit import compiled
+from ge_core.ops.jit import prange, threaded
 
 
 def _shift_rows(x: np.ndarray, y: np.ndarray) -> None:
     """y[r] = x[r] - max(x[r])."""
     rows, length = x.shape
-    for r in range(rows):
+    for r in prange(rows):  # rows, split over threads
         row, out = x[r], y[r]
         best = row[0]
         for i in range(1, length):
@@ -33,7 +33,7 @@ def _shift_rows(x: np.ndarray, y: np.ndarray) -> None:
 def _normalize_rows(y: np.ndarray) -> None:
     """y[r] /= sum(y[r]), in place."""
     rows, length = y.shape
-    for r in range(rows):
+    for r in prange(rows):
         row = y[r]
         total = 0.0
         for i in range(length):
@@ -42,8 +42,9 @@ def _normalize_rows(y: np.ndarray) -> None:
             row[i] = row[i] / total
 
 
-shift_rows = compiled(_shift_rows, reassociate=True, finite=True)
-normalize_rows = compiled(_normalize_rows, reassociate=True)
+# threaded from 64k elements
+shift_rows = threaded(_shift_rows, reassociate=True, finite=True, min_work=1 << 16)
+normalize_rows = threaded(_normalize_rows, reassociate=True, min_work=1 << 16)
 DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
@@ -57,7 +58,7 @@ def softmax_last_axis(x: np.ndarray) -> np.ndarray:
     assert shift_rows is not None and normalize_rows is not None
     flat = np.ascontiguousarray(x).reshape(-1, x.shape[-1])
     y = np.empty_like(flat)
-    shift_rows(flat, y)
+    shift_rows(flat, y, work=flat.size)
     np.exp(y, out=y)
-    normalize_rows(y)
+    normalize_rows(y, work=y.size)
     return y.reshape(x.shape)
