@@ -4,10 +4,11 @@ Conv runs as im2col + one batched BLAS matmul over all groups: kernel taps are c
 of the padded input into a column buffer (N, C, k1..kn, out1..outn), which reshapes without a copy to
 (N, group, C/group * K, L) for the matmul. The buffer is built a slab of output rows at a time when it
 would exceed IM2COL_BUDGET_BYTES. Depthwise convs (one input channel per group) skip the grouped im2col:
-1-D/2-D ones on small maps run a compiled channels-last loop (conv_depthwise_jit.py, numba), other 1-D/2-D
-ones contiguous-row columns and a per-channel matmul (conv_depthwise.py), others accumulate the K shifted
-views. 2-D stride-1 convs with few output channels run one GEMM over all taps and K slice-adds instead of
-im2col (conv_taps.py). ConvTranspose is the adjoint: a matmul gives every
+1-D/2-D ones run a compiled channels-last loop (conv_depthwise_jit.py, numba), others (or without numba)
+contiguous-row columns and a per-channel matmul (conv_depthwise.py) or the K shifted views. 2-D stride-1
+convs with few output channels run one GEMM over all taps and K slice-adds instead of im2col
+(conv_taps.py). A 2-D im2col is a compiled, threaded loop that writes the padding as zeros
+(conv_im2col_jit.py); the numpy one pads a copy first. ConvTranspose is the adjoint: a matmul gives every
 (output channel, tap, input pixel) contribution, and a loop over taps scatters them with strided adds.
 """
 
@@ -20,7 +21,7 @@ import numpy as np
 
 from ge_core.ir.node import Node
 from ge_core.ir.tensor import TensorDesc
-from ge_core.ops import conv_depthwise_jit, conv_transpose_jit, epilogue
+from ge_core.ops import conv_depthwise_jit, conv_im2col_jit, conv_transpose_jit, epilogue
 from ge_core.ops.common import (
     UNK,
     io_bytes,
@@ -187,9 +188,12 @@ def conv_forward(x: np.ndarray, w: np.ndarray, group: int, win: Window) -> np.nd
     if all(k == 1 for k in win.kernel) and all(s == 1 for s in win.strides) and \
             not any(win.pads_begin) and not any(win.pads_end):
         return _gemm(x.reshape(x.shape[0], group, -1, math.prod(x.shape[2:])), w, group, win.out)
-    xp = pad_input(x, win, 0)
     if use_tap_gemm(x, w, group, win):  # few output channels: no column buffer (conv_taps.py)
-        return tap_gemm_conv(xp, w, win)
+        return tap_gemm_conv(pad_input(x, win, 0), w, win)
+    if conv_im2col_jit.supports(x) and _column_bytes(x, win) <= IM2COL_BUDGET_BYTES:  # compiled, threaded
+        cols = conv_im2col_jit.im2col(x, win)
+        return _gemm(cols.reshape(x.shape[0], group, -1, math.prod(win.out)), w, group, win.out)
+    xp = pad_input(x, win, 0)
     row_bytes = xp.shape[0] * xp.shape[1] * math.prod(win.kernel) * math.prod(win.out[1:]) * xp.itemsize
     rows = max(1, IM2COL_BUDGET_BYTES // max(row_bytes, 1))
     if rows >= win.out[0]:
@@ -202,6 +206,10 @@ def conv_forward(x: np.ndarray, w: np.ndarray, group: int, win: Window) -> np.nd
                       (r1 - r0, *win.out[1:]))
         y[:, :, r0:r1] = _im2col_conv(xp[:, :, lo:hi], w, group, slab)
     return y
+
+
+def _column_bytes(x: np.ndarray, win: Window) -> int:
+    return x.shape[0] * x.shape[1] * math.prod(win.kernel) * math.prod(win.out) * x.itemsize
 
 
 def _im2col_conv(xp: np.ndarray, w: np.ndarray, group: int, win: Window) -> np.ndarray:

@@ -47,24 +47,27 @@ def _depthwise_rows(x: np.ndarray, w: np.ndarray, bias: np.ndarray, strides: tup
     sh, sw = strides
     dh, dw = dilations
     pt, pl = pads
+    # Indexed in full, no row views in the loops: every view is a reference count taken and dropped (two
+    # atomics), per output pixel and tap here (measured: the view form 1.5-2.5x slower). Unsigned indices
+    # skip numba's negative-index check, which would stop the channel loop from vectorising.
     for r in prange(n * oh):  # output rows, split over threads
         b, oy = r // oh, r % oh
         acc = np.empty((ow, c), dtype=y.dtype)
         for ox in range(ow):
-            acc[ox] = bias
+            for ch in range(c):
+                acc[ox, np.uint64(ch)] = bias[np.uint64(ch)]
         for i in range(kh):
             iy = oy * sh + i * dh - pt
             if iy < 0 or iy >= h:
                 continue
-            src = x[b, iy]
             for j in range(kw):
                 offset = j * dw - pl
                 lo, hi = columns_inside(offset, sw, ow, width)
-                tap = w[i, j]
                 for ox in range(lo, hi):
-                    row, pixel = acc[ox], src[ox * sw + offset]
+                    ix = np.uint64(ox * sw + offset)
                     for ch in range(c):
-                        row[ch] += pixel[ch] * tap[ch]
+                        u = np.uint64(ch)
+                        acc[ox, u] += x[b, iy, ix, u] * w[i, j, u]
         for ch in range(c):
             for ox in range(ow):
                 y[b, ch, oy, ox] = acc[ox, ch]
