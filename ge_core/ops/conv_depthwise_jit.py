@@ -74,9 +74,9 @@ def _depthwise_rows(x: np.ndarray, w: np.ndarray, bias: np.ndarray, strides: tup
 
 
 columns_inside = compiled(_columns_inside) or _columns_inside
-# Threaded from ~64k elements (copied) or multiply-adds: below that a launch costs about what it saves.
-to_channels_last = threaded(_to_channels_last, min_work=1 << 16)
-depthwise_rows = threaded(_depthwise_rows, min_work=1 << 16)
+# Threaded from ~50 us of serial work (128k elements copied, 512k multiply-adds): see jit.py on launches.
+to_channels_last = threaded(_to_channels_last, min_work=1 << 17)
+depthwise_rows = threaded(_depthwise_rows, min_work=1 << 19)
 AVAILABLE = depthwise_rows is not None
 DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 # Channels up to which the loop transposes faster than numpy's blocked copy (measured: 16 x 160 x 160 0.21 ms

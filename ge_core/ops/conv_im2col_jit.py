@@ -56,7 +56,7 @@ def _im2col(x: np.ndarray, kernel: tuple[int, int], strides: tuple[int, int], di
                         cols[b, ch, i, j, oy, np.uint64(lo + q)] = x[b, ch, iy, start + np.uint64(q) * step]
 
 
-im2col_kernel = threaded(_im2col, min_work=1 << 15)  # threaded from 32k elements written
+im2col_kernel = threaded(_im2col, min_work=1 << 19)  # threaded from 512k elements written (~50 us serially)
 DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 

@@ -54,41 +54,61 @@ ADDS = Epilogue(adds=True)  # the epilogue fact of Add and of a two-input Sum
 
 
 def _apply(y: np.ndarray, bias: np.ndarray, residual: np.ndarray, act: int, params: np.ndarray) -> None:
-    """y (N, C, L) <- act(y + bias[c] + residual), in place (one array read and written: the loop is
-    vectorised with no aliasing check to fail); an empty bias or residual is skipped. params holds p0, p1
-    and the constants 0, 1, 6, 1/2 in y's dtype, so float32 arithmetic stays float32 as in numpy's kernels
-    (a float64 literal would widen it). The activation is tested inside the loop on purpose: the compiler
-    hoists the loop-invariant tests (measured: as fast as a loop per activation)."""
+    """y (N, C, L) <- act(y + bias[c] + residual), in place; an empty bias or residual is skipped. params
+    holds p0, p1 and the constants 0, 1, 6, 1/2 in y's dtype, so float32 arithmetic stays float32 as in
+    numpy's kernels (a float64 literal would widen it). Per channel row, the sums are one loop and the
+    activation another, each with its tests outside it: with every test inside one loop the compiler kept
+    it scalar (measured: (64, 1280) float32 with Relu 32 us, 2-3 us split). The row is still in cache for
+    the second loop, and the arithmetic is unchanged. Indices are unsigned (no negative-index check)."""
     n, c, length = y.shape
     has_bias, has_residual = bias.size > 0, residual.size > 0
     p0, p1, zero, one, six, half = params[0], params[1], params[2], params[3], params[4], params[5]
     for p in prange(n * c):  # channels, split over threads
         b, ch = p // c, p % c
-        row = y[b, ch]
-        shift = bias[ch] if has_bias else zero
-        for i in range(length):
-            v = row[i]
-            if has_bias:
-                v = v + shift
-            if has_residual:
-                v = v + residual[b, ch, i]
-            if act == 1:
-                v = zero if v < zero else v  # NaN passes, as np.maximum's does
-            elif act == 2:
-                v = p0 * v if v < zero else v
-            elif act == 3:  # max then min, as np.clip's ONNX form: min > max gives max everywhere
+        if has_bias and has_residual:
+            shift = bias[ch]
+            for i in range(length):
+                u = np.uint64(i)
+                y[b, ch, u] = y[b, ch, u] + shift + residual[b, ch, u]
+        elif has_bias:
+            shift = bias[ch]
+            for i in range(length):
+                u = np.uint64(i)
+                y[b, ch, u] = y[b, ch, u] + shift
+        elif has_residual:
+            for i in range(length):
+                u = np.uint64(i)
+                y[b, ch, u] = y[b, ch, u] + residual[b, ch, u]
+        if act == 1:
+            for i in range(length):
+                u = np.uint64(i)
+                v = y[b, ch, u]
+                y[b, ch, u] = zero if v < zero else v  # NaN passes, as np.maximum's does
+        elif act == 2:
+            for i in range(length):
+                u = np.uint64(i)
+                v = y[b, ch, u]
+                y[b, ch, u] = p0 * v if v < zero else v
+        elif act == 3:  # max then min, as np.clip's ONNX form: min > max gives max everywhere
+            for i in range(length):
+                u = np.uint64(i)
+                v = y[b, ch, u]
                 v = p0 if v < p0 else v
-                v = p1 if v > p1 else v
-            elif act == 4:
-                t = p0 * v + p1
-                v = zero if t < zero else (one if t > one else t)
-            elif act == 5:
+                y[b, ch, u] = p1 if v > p1 else v
+        elif act == 4:
+            for i in range(length):
+                u = np.uint64(i)
+                t = p0 * y[b, ch, u] + p1
+                y[b, ch, u] = zero if t < zero else (one if t > one else t)
+        elif act == 5:
+            for i in range(length):
+                u = np.uint64(i)
+                v = y[b, ch, u]
                 t = v / six + half
-                v = v * (zero if t < zero else (one if t > one else t))
-            row[i] = v
+                y[b, ch, u] = v * (zero if t < zero else (one if t > one else t))
 
 
-apply_kernel = threaded(_apply, exact=True, min_work=1 << 16)  # threaded from 64k elements
+apply_kernel = threaded(_apply, exact=True, min_work=1 << 20)  # threaded from 1M elements (~50 us serially)
 DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 _NONE = {dtype: (np.empty(0, dtype), np.empty((0, 0, 0), dtype)) for dtype in DTYPES}
 

@@ -45,7 +45,7 @@ def _layer_norm_rows(x: np.ndarray, scale: np.ndarray, bias: np.ndarray, epsilon
                 out[i] = (row[i] - m_t) * inv_t * scale[i]
 
 
-layer_norm_rows = threaded(_layer_norm_rows, reassociate=True, min_work=1 << 16)  # threaded from 64k elements
+layer_norm_rows = threaded(_layer_norm_rows, reassociate=True, min_work=1 << 17)  # from 128k elements (~40 us)
 DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 

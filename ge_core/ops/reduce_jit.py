@@ -42,9 +42,9 @@ def _normalize_rows(y: np.ndarray) -> None:
             row[i] = row[i] / total
 
 
-# threaded from 64k elements
-shift_rows = threaded(_shift_rows, reassociate=True, finite=True, min_work=1 << 16)
-normalize_rows = threaded(_normalize_rows, reassociate=True, min_work=1 << 16)
+# threaded from ~50 us of serial work (128k and 256k elements)
+shift_rows = threaded(_shift_rows, reassociate=True, finite=True, min_work=1 << 17)
+normalize_rows = threaded(_normalize_rows, reassociate=True, min_work=1 << 18)
 DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 

@@ -45,22 +45,22 @@ def _window(k: int, s: int, pad: int, out: int) -> Window:
 
 def test_depthwise_rows() -> None:
     rng = np.random.default_rng(RNG_SEED)
-    x = rng.standard_normal((2, 41, 39, 24)).astype(np.float32)  # N, H, W, C
-    w = rng.standard_normal((3, 3, 24)).astype(np.float32)
-    bias = rng.standard_normal(24).astype(np.float32)
+    x = rng.standard_normal((2, 81, 79, 32)).astype(np.float32)  # N, H, W, C
+    w = rng.standard_normal((3, 3, 32)).astype(np.float32)
+    bias = rng.standard_normal(32).astype(np.float32)
 
     def make() -> tuple[list[np.ndarray], int]:
-        y = np.empty((2, 24, 20, 20), np.float32)
+        y = np.empty((2, 32, 41, 40), np.float32)
         return [x, w, bias, (2, 2), (1, 1), (1, 1), y], y.size * 9
     threaded, serial = _both(conv_depthwise_jit.depthwise_rows, make, lambda a: a[-1])
     np.testing.assert_array_equal(threaded, serial)
 
 
 def test_channels_last_copy() -> None:
-    x = np.random.default_rng(RNG_SEED).standard_normal((2, 12, 5000)).astype(np.float32)
+    x = np.random.default_rng(RNG_SEED).standard_normal((2, 12, 6000)).astype(np.float32)
 
     def make() -> tuple[list[np.ndarray], int]:
-        return [x, np.empty((2, 5000, 12), np.float32)], x.size
+        return [x, np.empty((2, 6000, 12), np.float32)], x.size
     threaded, serial = _both(conv_depthwise_jit.to_channels_last, make, lambda a: a[1])
     np.testing.assert_array_equal(threaded, x.transpose(0, 2, 1))
     np.testing.assert_array_equal(threaded, serial)
@@ -69,7 +69,7 @@ def test_channels_last_copy() -> None:
 @pytest.mark.parametrize("act", list(Act))
 def test_epilogue(act: Act) -> None:
     rng = np.random.default_rng(RNG_SEED)
-    y0 = rng.standard_normal((2, 33, 1100)).astype(np.float32)
+    y0 = rng.standard_normal((2, 33, 16000)).astype(np.float32)
     y0[0, 0, :5] = np.nan
     bias, residual = rng.standard_normal(33).astype(np.float32), rng.standard_normal(y0.shape).astype(np.float32)
     params = np.array([0.2, 0.7, 0.0, 1.0, 6.0, 0.5], np.float32)
@@ -82,7 +82,7 @@ def test_epilogue(act: Act) -> None:
 
 def test_epilogue_through_apply_matches_numpy() -> None:
     rng = np.random.default_rng(RNG_SEED)
-    y = rng.standard_normal((1, 64, 56, 56)).astype(np.float32)
+    y = rng.standard_normal((1, 64, 128, 128)).astype(np.float32)
     bias = rng.standard_normal(64).astype(np.float32)
     want = np.maximum(y + bias.reshape(-1, 1, 1), 0)
     epilogue.apply(y, bias, None, Epilogue(Act.RELU))
@@ -91,17 +91,17 @@ def test_epilogue_through_apply_matches_numpy() -> None:
 
 def test_layer_norm_rows() -> None:
     rng = np.random.default_rng(RNG_SEED)
-    x = rng.standard_normal((300, 257)).astype(np.float32)
+    x = rng.standard_normal((600, 257)).astype(np.float32)
     scale, bias = rng.standard_normal(257).astype(np.float32), rng.standard_normal(257).astype(np.float32)
 
     def make() -> tuple[list[np.ndarray], int]:
-        return [x, scale, bias, 1e-5, np.empty_like(x), np.empty(300, np.float32), np.empty(300, np.float32)], x.size
+        return [x, scale, bias, 1e-5, np.empty_like(x), np.empty(600, np.float32), np.empty(600, np.float32)], x.size
     threaded, serial = _both(norm_jit.layer_norm_rows, make, lambda a: np.concatenate([a[4].ravel(), a[5], a[6]]))
     np.testing.assert_array_equal(threaded, serial)
 
 
 def test_softmax_rows() -> None:
-    x = np.random.default_rng(RNG_SEED).standard_normal((700, 128)).astype(np.float32)
+    x = np.random.default_rng(RNG_SEED).standard_normal((2100, 128)).astype(np.float32)
 
     def shift() -> tuple[list[np.ndarray], int]:
         return [x, np.empty_like(x)], x.size
