@@ -165,6 +165,24 @@ def conv_with_epilogue(node: Node, inputs: list[np.ndarray | None], residual: np
     return y
 
 
+def conv_transpose_with_epilogue(node: Node, inputs: list[np.ndarray | None], residual: np.ndarray | None,
+                                 bias: np.ndarray | None, ending: Epilogue) -> np.ndarray | None:
+    """conv_with_epilogue's counterpart for a ConvTranspose node (the upsampling heads of U-Net and DB text
+    detectors: ConvTranspose + bias + Relu)."""
+    x, w = inputs[0], inputs[1]
+    own_bias = inputs[2] if len(inputs) > 2 else None
+    assert x is not None and w is not None
+    if not epilogue.runs_on(x.dtype) or (own_bias is not None and bias is not None):
+        return None
+    win, group, _ = memoized(node, inputs, lambda: _transpose_geometry(node, operands_of(inputs)))
+    assert win is not None
+    y = conv_transpose_forward(x, w, group, win)
+    if not (y.flags.c_contiguous and y.flags.writeable and y.dtype == x.dtype):
+        return None
+    epilogue.apply(y, bias if bias is not None else own_bias, residual, ending)
+    return y
+
+
 def _with_bias(forward: Callable[[np.ndarray, np.ndarray, int, Window], np.ndarray], x: np.ndarray,
                w: np.ndarray, b: np.ndarray | None, group: int, win: Window) -> np.ndarray:
     """forward(x, w) in the compute dtype, plus the per-channel bias, back in x's dtype."""

@@ -1,5 +1,5 @@
-"""Fused bodies run as one kernel and one compiled epilogue pass: Conv or BatchNormalization, then adds and
-an activation.
+"""Fused bodies run as one kernel and one compiled epilogue pass: Conv, ConvTranspose or BatchNormalization,
+then adds and an activation.
 
 Interpreted op by op, a FusedConv body is the Conv's GEMM and then a numpy pass over its result for the
 bias, another for the residual and another for the activation (on SqueezeNet and ShuffleNet the Relu passes
@@ -26,18 +26,22 @@ import numpy as np
 from ge_core.ir.graph import Graph
 from ge_core.ir.node import Node
 from ge_core.ops import epilogue
-from ge_core.ops.conv import conv_with_epilogue
+from ge_core.ops.conv import conv_transpose_with_epilogue, conv_with_epilogue
 from ge_core.ops.epilogue import Epilogue
 from ge_core.ops.norm import batch_norm_affine, batch_norm_is_per_channel
 from ge_core.ops.registry import OpRegistry
+
+# Heads that produce a fresh accumulator and take the epilogue themselves: (node, inputs, residual, bias,
+# ending) -> the body's output, or None when the compiled pass cannot run.
+HEADS = {"Conv": conv_with_epilogue, "ConvTranspose": conv_transpose_with_epilogue}
 
 
 @dataclass(frozen=True)
 class EpiloguePlan:
     """What a fused body computes: its head node, and what the epilogue adds after it (by tensor name)."""
 
-    head: Node  # a Conv or an inference BatchNormalization
-    bias: str | None  # an Add's operand with one value per output channel (Conv heads only)
+    head: Node  # a Conv, a ConvTranspose or an inference BatchNormalization
+    bias: str | None  # an Add's operand with one value per output channel (Conv/ConvTranspose heads only)
     residual: str | None  # an Add's operand of the head output's shape
     ending: Epilogue
 
@@ -56,8 +60,8 @@ class EpiloguePlan:
         residual = None if self.residual is None else value(self.residual)
         if not epilogue.runs_on(x.dtype) or any(v is not None and v.dtype != x.dtype for v in (bias, residual)):
             return None
-        if self.head.op_type == "Conv":
-            y = conv_with_epilogue(self.head, inputs, residual, bias, self.ending)
+        if self.head.op_type in HEADS:
+            y = HEADS[self.head.op_type](self.head, inputs, residual, bias, self.ending)
             return None if y is None else [y]
         k, shift = batch_norm_affine(self.head, inputs)
         if k.dtype != x.dtype:
@@ -88,7 +92,7 @@ def plan_body_epilogue(body: Graph, registry: OpRegistry) -> EpiloguePlan | None
             if len(node.inputs) != 2 or len(others) != 1:
                 return None
             shape = body.desc(others[0]).shape
-            if _per_channel(shape, out.shape) and bias is None and residual is None and head.op_type == "Conv" \
+            if _per_channel(shape, out.shape) and bias is None and residual is None and head.op_type in HEADS \
                     and not head.input(2):
                 bias = others[0]
             elif shape == out.shape and residual is None and others[0] in body.inputs:
@@ -106,11 +110,11 @@ def plan_body_epilogue(body: Graph, registry: OpRegistry) -> EpiloguePlan | None
 
 
 def _head_ok(body: Graph, head: Node) -> bool:
-    """A Conv, or an inference BatchNormalization with per-channel statistics, of known float dims."""
+    """A Conv or ConvTranspose, or an inference BatchNormalization with per-channel statistics, of known dims."""
     out = body.desc(head.outputs[0]) if head.outputs else None
     if out is None or not out.is_static or out.rank < 3 or head.domain:
         return False
-    if head.op_type == "Conv":
+    if head.op_type in HEADS:
         return True
     return head.op_type == "BatchNormalization" and len(head.outputs) == 1 and batch_norm_is_per_channel(head) \
         and not (head.opset >= 14 and int(head.attr("training_mode", 0)) == 1)

@@ -169,3 +169,24 @@ def test_batch_norm_bodies_bit_for_bit(act: str, act_inputs: tuple[str, ...], at
     got = plan.run(body, [feeds["x"]])
     assert got is not None
     np.testing.assert_array_equal(got[0], want)
+
+
+@pytest.mark.parametrize(("act", "act_inputs", "attrs"), ACTIVATIONS)
+@pytest.mark.parametrize("kernel", [(2, 2), (3, 3)])
+def test_conv_transpose_bodies_bit_for_bit(act: str, act_inputs: tuple[str, ...], attrs: dict[str, Any],
+                                           kernel: tuple[int, int]) -> None:
+    """A ConvTranspose (+ bias) + activation body (the upsampling heads of DB text detectors), both the
+    kernel = stride interleave and the overlapping scatter: one pass after the ConvTranspose."""
+    channels, out = 4, 3
+    inits = {"w": rand(channels, out, *kernel, scale=0.3), "b": rand(out), "lo": scalar(-0.2), "hi": scalar(0.4)}
+    body = build([node("ConvTranspose", ["x", "w", "b"], "up", strides=[2, 2]),
+                  node(act, ["up", *act_inputs], "y", **attrs)], {"x": [2, channels, 7, 6]}, ["y"], inits)
+    plan = body_epilogue.plan_body_epilogue(body, REGISTRY)
+    assert plan is not None and plan.head.op_type == "ConvTranspose"
+    feeds = _feeds(body, seed=5)
+    OpByOp.calls = []
+    want = Executor(body, interpreter=OpByOp).run(feeds).outputs["y"]
+    assert OpByOp.calls == ["ConvTranspose", act]
+    got = plan.run(body, [feeds["x"]])
+    assert got is not None
+    np.testing.assert_array_equal(got[0], want)
