@@ -6,7 +6,8 @@ copy costs more than the GEMM (11 MB written for 66 MFLOP at 48 x 80 x 80). Here
 (K*Cout, C) @ (C, Hp*Wp) gives every tap's contribution at every padded input position, and output (h, w)
 sums tap (i, j)'s row at position (h + i*dh, w + j*dw). With each padded image flattened, that position
 for all outputs is one contiguous slice, `Y[tap, :, i*dh*Wp + j*dw :][: H*Wp]`, so the K sums are K
-slice-adds of (Cout, H*Wp); the result is cropped from (H, Wp) to (H, W) once. One GEMM with M = K*Cout
+slice-adds of (Cout, H*Wp); the result is cropped from (H, Wp) to (H, W) once (with numba, one compiled pass
+does the K adds and the crop). One GEMM with M = K*Cout
 runs at BLAS speed where K GEMMs with M = Cout do not (measured 1.5-2x faster than one GEMM per tap at
 48 -> 12 and 128 -> 32), and it writes 2*K*Cout*Hp*Wp floats instead of K*C*H*W, so conv.py takes it when
 Cout <= C/2.
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ge_core.ops.jit import prange, threaded
 from ge_core.ops.spatial import Window
 
 
@@ -33,6 +35,11 @@ def tap_gemm_conv(xp: np.ndarray, w: np.ndarray, win: Window) -> np.ndarray:
     size, length = hp * wp, oh * wp
     every_tap = np.ascontiguousarray(w.transpose(2, 3, 0, 1)).reshape(kh * kw * cout, c)
     per_tap = np.matmul(every_tap, xp.reshape(n, c, size)).reshape(n, kh * kw, cout, size)
+    if tap_sum is not None:
+        y = np.empty((n, cout, oh, ow), dtype=xp.dtype)
+        starts = np.array([i * dh * wp + j * dw for i, j in win.positions()], dtype=np.int64)
+        tap_sum(per_tap, starts, wp, y, work=y.size * len(starts))
+        return y
     y = np.empty((n, cout, length), dtype=xp.dtype)
     for k, (i, j) in enumerate(win.positions()):
         start = i * dh * wp + j * dw
@@ -44,3 +51,26 @@ def tap_gemm_conv(xp: np.ndarray, w: np.ndarray, win: Window) -> np.ndarray:
         else:
             y[:, :, :end - start] += part
     return np.ascontiguousarray(y.reshape(n, cout, oh, wp)[..., :ow])
+
+
+def _tap_sum(per_tap: np.ndarray, starts: np.ndarray, wp: int, y: np.ndarray) -> None:
+    """y[b, co, oy, ox] = sum over taps k, in order, of per_tap[b, k, co, starts[k] + oy * wp + ox]: the slice-adds
+    above in one pass, each output row summed while in cache and written once, cropped (the padded columns
+    past ow never computed). Indices are unsigned: no negative-index checks in the vectorised loop."""
+    n, taps, cout, _ = per_tap.shape
+    oh, ow = y.shape[2], y.shape[3]
+    for r in prange(n * cout * oh):  # output rows, split over threads
+        b, rest = r // (cout * oh), r % (cout * oh)
+        co, oy = rest // oh, rest % oh
+        base = np.uint64(oy * wp)
+        first = base + np.uint64(starts[0])
+        for ox in range(ow):
+            y[b, co, oy, np.uint64(ox)] = per_tap[b, 0, co, first + np.uint64(ox)]
+        for k in range(1, taps):
+            start = base + np.uint64(starts[k])
+            for ox in range(ow):
+                u = np.uint64(ox)
+                y[b, co, oy, u] += per_tap[b, k, co, start + u]
+
+
+tap_sum = threaded(_tap_sum, exact=True, min_work=1 << 19)  # threaded from 512k reads (~50 us serially)
