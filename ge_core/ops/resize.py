@@ -17,6 +17,7 @@ import numpy as np
 from ge_core.ir.limits import check_tensor_size
 from ge_core.ir.node import Node
 from ge_core.ir.tensor import TensorDesc
+from ge_core.ops import resize_jit
 from ge_core.ops.common import UNK, elementwise_cost, like, normalize_axis, operand, optional, shape_error
 from ge_core.ops.kernel_memo import memoized
 from ge_core.ops.registry import Category, NpuLayout, OpDef, Operand
@@ -172,7 +173,9 @@ def _resize(node: Node, inputs: list[np.ndarray | None]) -> list[np.ndarray]:
     assert x is not None
     values = tuple(None if a is None or a is x else a.tobytes() for a in inputs)  # roi, scales, sizes
     plan = memoized(node, inputs, lambda: _plan(node, inputs), values)
-    if plan.repeats is not None:  # integer upsampling by nearest neighbour: one broadcast copy
+    if plan.repeats is not None:  # integer upsampling by nearest neighbour: a copy
+        if resize_jit.supports(x, plan.repeats):  # compiled, threaded (resize_jit.py)
+            return [resize_jit.upsample(x, plan.repeats)]
         return [_repeat(x, plan.repeats)]
     result = x
     for a, taps in plan.taps:
