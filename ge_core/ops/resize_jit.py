@@ -32,17 +32,21 @@ def _upsample(x: np.ndarray, kh: int, kw: int, y: np.ndarray) -> None:
 
 
 upsample_kernel = threaded(_upsample, min_work=1 << 18)  # threaded from 256k elements written (~50 us)
-DTYPES = tuple(np.dtype(t) for t in (np.float32, np.float64, np.float16, np.int64, np.int32, np.uint8, np.int8))
+# A copy moves bits: every dtype runs as the unsigned integer of its width (float16 and bfloat16 included,
+# which numba has no type for).
+_BITS = {1: np.dtype(np.uint8), 2: np.dtype(np.uint16), 4: np.dtype(np.uint32), 8: np.dtype(np.uint64)}
 
 
 def supports(x: np.ndarray, repeats: tuple[int, ...]) -> bool:
-    """A 4-D input repeated along its last two axes only, in a dtype the kernel is compiled for."""
-    return upsample_kernel is not None and x.ndim == 4 and repeats[:2] == (1, 1) and x.dtype in DTYPES
+    """A 4-D input of fixed-width elements repeated along its last two axes only."""
+    return upsample_kernel is not None and x.ndim == 4 and repeats[:2] == (1, 1) and x.dtype.kind in "biufc" \
+        and x.dtype.itemsize in _BITS
 
 
 def upsample(x: np.ndarray, repeats: tuple[int, ...]) -> np.ndarray:
     assert upsample_kernel is not None
     kh, kw = repeats[2], repeats[3]
     y = np.empty((*x.shape[:2], x.shape[2] * kh, x.shape[3] * kw), dtype=x.dtype)
-    upsample_kernel(np.ascontiguousarray(x), kh, kw, y, work=y.size)
+    bits = _BITS[x.dtype.itemsize]
+    upsample_kernel(np.ascontiguousarray(x).view(bits), kh, kw, y.view(bits), work=y.size)
     return y

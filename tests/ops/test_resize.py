@@ -236,7 +236,7 @@ def test_integer_nearest_upsampling_takes_the_repeat_path(coord: str, nearest_mo
         np.testing.assert_array_equal(resize._repeat(X, plan.repeats), y)
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.int64, np.uint8])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.int64, np.uint8, np.bool_])
 @pytest.mark.parametrize("factors", [(1, 1, 2, 2), (1, 1, 4, 4), (1, 1, 3, 1), (1, 1, 1, 5), (1, 1, 8, 8)])
 def test_compiled_upsampling_is_the_repeat(dtype: type, factors: tuple[int, ...]) -> None:
     """The compiled nearest upsampling (resize_jit.py) gives the numpy repeat exactly, serial and threaded."""
@@ -247,7 +247,8 @@ def test_compiled_upsampling_is_the_repeat(dtype: type, factors: tuple[int, ...]
     np.testing.assert_array_equal(resize_jit.upsample(x, factors), want)
     kernel = resize_jit.upsample_kernel
     assert kernel is not None
+    bits = np.dtype(f"u{x.itemsize}")
     for variant in (kernel.serial, kernel.threaded):
         y = np.zeros_like(want)
-        variant(x, factors[2], factors[3], y)
+        variant(x.view(bits), factors[2], factors[3], y.view(bits))
         np.testing.assert_array_equal(y, want)
