@@ -44,6 +44,35 @@ def test_matches_the_shifted_view_kernel(seed: int) -> None:
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("seed", range(24))
+def test_long_rows_take_the_nchw_loop(seed: int) -> None:
+    """Inputs at least PLANAR_MIN_WIDTH wide run the NCHW loop: the same values as the shifted-view kernel,
+    and bit for bit the channels-last loop's (the same sums in the same order), serial and threaded."""
+    rng = np.random.default_rng(100 + seed)
+    dtype = np.float64 if seed % 5 == 0 else np.float32
+    channels, mult = int(rng.integers(2, 12)), 1 + seed % 2
+    spatial = (int(rng.integers(9, 14)), int(rng.integers(conv_depthwise_jit.PLANAR_MIN_WIDTH, 200)))
+    win = _window(rng, spatial)
+    x = rng.standard_normal((1 + seed % 2, channels, *spatial)).astype(dtype)
+    w = rng.standard_normal((channels * mult, 1, *win.kernel)).astype(dtype)
+    b = rng.standard_normal(channels * mult).astype(dtype)
+    got = conv_depthwise_jit.depthwise(x, w, b, win)
+    want = _depthwise(pad_input(x, win, 0), w, channels, win) + b.reshape(-1, 1, 1)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    xr = np.repeat(x, mult, axis=1)
+    taps = np.ascontiguousarray(w[:, 0].transpose(1, 2, 0))
+    channels_last = np.ascontiguousarray(xr.transpose(0, 2, 3, 1))
+    rows = np.empty_like(got)
+    assert conv_depthwise_jit.depthwise_rows is not None and conv_depthwise_jit.depthwise_planes is not None
+    conv_depthwise_jit.depthwise_rows.serial(channels_last, taps, b, win.strides, win.dilations, win.pads_begin,
+                                             rows)
+    np.testing.assert_array_equal(got, rows)
+    for variant in (conv_depthwise_jit.depthwise_planes.serial, conv_depthwise_jit.depthwise_planes.threaded):
+        planes = np.full_like(got, np.nan)
+        variant(xr, w, b, win.strides, win.dilations, win.pads_begin, planes)
+        np.testing.assert_array_equal(planes, rows)
+
+
 def test_nan_and_inf_propagate() -> None:
     """The kernels are compiled without fastmath's no-NaN/no-inf assumptions."""
     win = _window(np.random.default_rng(0), (6, 6))
