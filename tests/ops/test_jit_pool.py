@@ -38,13 +38,18 @@ def _padded(x: np.ndarray, win: Window, fill: float) -> np.ndarray:
     return np.pad(xp, [(0, 0), (0, 0), *((0, e) for e in extra)], constant_values=fill)
 
 
-@pytest.mark.parametrize("seed", range(40))
+@pytest.mark.parametrize("seed", range(70))
 def test_matches_the_numpy_tap_reduction(seed: int) -> None:
+    """Seeds from 40 draw 2-D maps above MAX_PIXELS (the separable NCHW loop), every third one a 3-wide
+    window (its unrolled interior)."""
     rng = np.random.default_rng(seed)
-    rank = 1 + seed % 2
+    rank = 1 + seed % 2 if seed < 40 else 2
     dtype = np.float64 if seed % 5 == 0 else np.float32
-    spatial = tuple(int(rng.integers(5, 15)) for _ in range(rank))
+    spatial = tuple(int(rng.integers(5, 15) if seed < 40 else rng.integers(29, 70)) for _ in range(rank))
     win = _window(rng, spatial, ceil=seed % 3 == 0)
+    if seed >= 40 and seed % 3 == 1:
+        win = Window((win.kernel[0], 3), win.strides, (win.dilations[0], 1), win.pads_begin, win.pads_end,
+                     (win.out[0], (spatial[1] + win.pads_begin[1] + win.pads_end[1] - 3) // win.strides[1] + 1))
     x: np.ndarray = rng.standard_normal((int(rng.integers(1, 3)), int(rng.integers(1, 20)), *spatial)).astype(dtype)
     x[x > 1.8] = np.nan  # fmax: a NaN tap never wins over a number
     got = pool_jit.max_pool(x, win)
@@ -59,8 +64,24 @@ def test_matches_the_numpy_tap_reduction(seed: int) -> None:
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
 
 
-def test_the_pool_ops_take_it_on_small_maps_only() -> None:
+def test_the_pool_ops_take_it_in_float32_and_float64() -> None:
     small, large = np.zeros((1, 4, 14, 14), np.float32), np.zeros((1, 4, 56, 56), np.float32)
     win = Window((3, 3), (1, 1), (1, 1), (1, 1), (1, 1), (14, 14))
-    assert pool_jit.supports(small, win) and not pool_jit.supports(large, win)
+    assert pool_jit.supports(small, win) and pool_jit.supports(large, win)
+    assert pool_jit.supports(large.astype(np.float64), win)
     assert not pool_jit.supports(small.astype(np.float16), win)
+
+
+def test_large_maps_take_the_separable_loop_threaded_or_not() -> None:
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((1, 24, 112, 112)).astype(np.float32)
+    x[x > 2.5] = np.nan
+    win = Window((3, 3), (2, 2), (1, 1), (1, 1), (1, 1), (56, 56))
+    want = _reduce_taps(_padded(x, win, -np.inf), win, np.fmax)
+    np.testing.assert_array_equal(pool_jit.max_pool(x, win), want)
+    assert pool_jit.pool_separable is not None
+    one = np.ones(1, np.float32)
+    for kernel in (pool_jit.pool_separable.serial, pool_jit.pool_separable.threaded):
+        y = np.full_like(want, 7.0)
+        kernel(x, win.kernel, win.strides, win.dilations, win.pads_begin, True, one, one, y)
+        np.testing.assert_array_equal(y, want)
