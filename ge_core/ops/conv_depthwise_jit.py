@@ -152,6 +152,7 @@ def depthwise(x: np.ndarray, w: np.ndarray, b: np.ndarray | None, win: Window) -
     y = np.empty((n, cout, *win.out), dtype=x.dtype)
     work = y.size * math.prod(win.kernel)
     if width >= PLANAR_MIN_WIDTH:  # long rows: vectorise along them, no transposes
+        assert depthwise_planes is not None
         depthwise_planes(x, np.ascontiguousarray(w), bias, win.strides, win.dilations, win.pads_begin, y, work=work)
         return y
     channels_last = np.empty((n, h * width, cout), dtype=x.dtype)
