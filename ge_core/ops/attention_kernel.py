@@ -17,6 +17,7 @@ import numpy as np
 from ge_core.errors import GEError
 from ge_core.ir.node import Node
 from ge_core.ir.tensor import TensorDesc
+from ge_core.ops import blas
 from ge_core.ops.attention_geometry import PRECISIONS, Geometry, flex_geometry, geometry
 from ge_core.ops.registry import RunSubgraph
 from ge_core.ops.spatial import operands_of
@@ -39,7 +40,7 @@ def grouped_matmul(a: np.ndarray, b: np.ndarray, kv_heads: int) -> np.ndarray:
     batch, q_heads, m, k = a.shape
     group = q_heads // kv_heads
     stacked = a.reshape(batch, kv_heads, group * m, k)
-    out = np.matmul(stacked, b).reshape(batch, q_heads, m, b.shape[-1])
+    out = blas.matmul(stacked, b).reshape(batch, q_heads, m, b.shape[-1])
     return out if out.dtype == a.dtype else out.astype(a.dtype)
 
 
@@ -167,7 +168,7 @@ def _flex(node: Node, inputs: Sequence[np.ndarray | None], modify: Modifier) -> 
     scale = node.attr("scale")
     s = np.asarray(np.sqrt(np.float32(1 / np.sqrt(g.head) if scale is None else scale)), dtype=q.dtype)
     compute = flex_dtype(node, q.dtype)
-    scores = np.matmul((q * s).reshape(g.batch, g.kv_heads, -1, g.head), np.swapaxes(k * s, -1, -2))
+    scores = blas.matmul((q * s).reshape(g.batch, g.kv_heads, -1, g.head), np.swapaxes(k * s, -1, -2))
     scores = scores.reshape(g.batch, g.q_heads, g.q_len, -1).astype(compute)
     if "score_mod" in node.subgraphs:
         scores = np.asarray(modify("score_mod", scores), dtype=compute)

@@ -21,7 +21,7 @@ import numpy as np
 
 from ge_core.ir.node import Node
 from ge_core.ir.tensor import TensorDesc
-from ge_core.ops import conv_depthwise_jit, conv_im2col_jit, conv_transpose_jit, epilogue
+from ge_core.ops import blas, conv_depthwise_jit, conv_im2col_jit, conv_transpose_jit, epilogue
 from ge_core.ops.common import (
     UNK,
     io_bytes,
@@ -242,7 +242,7 @@ def _im2col_conv(xp: np.ndarray, w: np.ndarray, group: int, win: Window) -> np.n
 def _gemm(cols: np.ndarray, w: np.ndarray, group: int, out: tuple[int, ...]) -> np.ndarray:
     """(group, Cout/g, Cin/g*K) @ (N, group, Cin/g*K, L) -> (N, Cout, *out)."""
     wmat = w.reshape(group, w.shape[0] // group, -1)
-    y = np.matmul(wmat, cols)
+    y = blas.matmul(wmat, cols)
     return y.reshape(cols.shape[0], w.shape[0], *out)
 
 
@@ -355,7 +355,7 @@ def conv_transpose_forward(x: np.ndarray, w: np.ndarray, group: int, win: Window
     n, cin, in_sp = x.shape[0], x.shape[1], x.shape[2:]
     cout = w.shape[1] * group
     wt = w.reshape(group, cin // group, -1).transpose(0, 2, 1)  # (g, Cout/g * K, Cin/g)
-    cols = np.matmul(wt, x.reshape(n, group, cin // group, -1))  # (N, g, Cout/g * K, L_in)
+    cols = blas.matmul(wt, x.reshape(n, group, cin // group, -1))  # (N, g, Cout/g * K, L_in)
     cols = cols.reshape(n, cout, *win.kernel, *in_sp)
     # The buffer covers both the full (uncropped) result and the requested output, which may extend
     # past it (output_shape larger than the natural size).
@@ -365,7 +365,8 @@ def conv_transpose_forward(x: np.ndarray, w: np.ndarray, group: int, win: Window
     scatter = Window(win.kernel, win.strides, win.dilations, (0,) * len(in_sp), (0,) * len(in_sp),
                      tuple(in_sp))
     for offset in scatter.positions():
-        buf[scatter.taps(offset)] += cols[(slice(None), slice(None), *offset)]
+        tap: tuple[slice | int, ...] = (slice(None), slice(None), *offset)
+        buf[scatter.taps(offset)] += cols[tap]
     crop = tuple(slice(b, b + o) for b, o in zip(win.pads_begin, win.out, strict=True))
     return np.ascontiguousarray(buf[(slice(None), slice(None), *crop)])
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ge_core.ops import blas
 from ge_core.ops.jit import prange, threaded
 from ge_core.ops.spatial import Window
 
@@ -34,7 +35,7 @@ def tap_gemm_conv(xp: np.ndarray, w: np.ndarray, win: Window) -> np.ndarray:
     kh, kw = win.kernel
     size, length = hp * wp, oh * wp
     every_tap = np.ascontiguousarray(w.transpose(2, 3, 0, 1)).reshape(kh * kw * cout, c)
-    per_tap = np.matmul(every_tap, xp.reshape(n, c, size)).reshape(n, kh * kw, cout, size)
+    per_tap = blas.matmul(every_tap, xp.reshape(n, c, size)).reshape(n, kh * kw, cout, size)
     if tap_sum is not None:
         y = np.empty((n, cout, oh, ow), dtype=xp.dtype)
         starts = np.array([i * dh * wp + j * dw for i, j in win.positions()], dtype=np.int64)

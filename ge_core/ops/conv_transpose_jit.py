@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ge_core.ops import blas
 from ge_core.ops.jit import prange, threaded
 from ge_core.ops.spatial import Window
 
@@ -44,7 +45,7 @@ def conv_transpose(x: np.ndarray, w: np.ndarray, group: int, win: Window) -> np.
     n, cin, h, width = x.shape
     cout = w.shape[1] * group
     wt = w.reshape(group, cin // group, -1).transpose(0, 2, 1)  # (g, Cout/g * K, Cin/g)
-    cols = np.matmul(wt, x.reshape(n, group, cin // group, -1))  # (N, g, Cout/g * K, H*W)
+    cols = blas.matmul(wt, x.reshape(n, group, cin // group, -1))  # (N, g, Cout/g * K, H*W)
     y = np.empty((n, cout, *win.out), dtype=x.dtype)
     interleave(np.ascontiguousarray(cols).reshape(n, cout, *win.kernel, h, width), y, work=y.size)
     return y

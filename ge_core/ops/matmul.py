@@ -12,6 +12,7 @@ import numpy as np
 
 from ge_core.ir.node import Node
 from ge_core.ir.tensor import TensorDesc
+from ge_core.ops import blas
 from ge_core.ops.common import (
     broadcast,
     io_bytes,
@@ -37,8 +38,8 @@ def _product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """a @ b as an array (numpy returns a scalar for 1-D @ 1-D)."""
     wide_a = widened(a)
     if wide_a is not a:  # float16/bfloat16: in float32, rounded once
-        return narrowed(np.matmul(wide_a, widened(b)), a.dtype)
-    return np.asarray(np.matmul(a, b))
+        return narrowed(blas.matmul(wide_a, widened(b)), a.dtype)
+    return np.asarray(blas.matmul(a, b))
 
 
 def _known(*dims: int) -> int:
@@ -148,7 +149,7 @@ def _gemm(node: Node, inputs: list[np.ndarray | None]) -> list[np.ndarray]:
         return [y + c if c is not None else y]
     # Otherwise scale in float: float32 for float16/32, float64 for float64 and the integer types.
     wide = np.dtype(np.float64) if a.dtype.kind in "iu" or a.dtype == np.float64 else np.dtype(np.float32)
-    y = np.matmul(a.astype(wide, copy=False), b.astype(wide, copy=False))
+    y = blas.matmul(a.astype(wide, copy=False), b.astype(wide, copy=False))
     if alpha != 1.0:
         y *= alpha
     if c is not None:
