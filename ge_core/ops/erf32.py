@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-_ERFC_T = (-1.26551223, 1.00002368, 0.37409196, 0.09678418, -0.18628806, 0.27886807, -1.13520398,
+ERFC_T = (-1.26551223, 1.00002368, 0.37409196, 0.09678418, -0.18628806, 0.27886807, -1.13520398,
            1.48851587, -0.82215223, 0.17087277)  # poly(t), t^0 .. t^9
 
 
@@ -34,7 +34,7 @@ def erfc_float32(x: np.ndarray) -> np.ndarray:
     """erfc of a float32 array, as float32, with relative accuracy in the tail."""
     a = np.abs(x)
     t = np.float32(1.0) / (np.float32(1.0) + np.float32(0.5) * a)
-    exponent = _horner(t, _ERFC_T)
+    exponent = _horner(t, ERFC_T)
     exponent -= a * a
     tail = t * np.exp(exponent)  # erfc(|x|)
     # 2 - tail below 0, else tail, as (1 - m) + m * tail with m = copysign(1, x): exactly np.where's values

@@ -1,0 +1,58 @@
+"""Gelu (erf form) on float32 as one compiled, threaded loop (numba).
+
+activation.py's float32 Gelu is 0.5 x erfc(-x / sqrt 2) with erf32.py's erfc: about 25 numpy passes. On a
+transformer's (128, 128..3072) activations each pass costs more in call overhead than in arithmetic (a
+small BERT's Gelu: 90 us for 16k elements). Here the same formula, Numerical Recipes' erfc fit
+t exp(-z^2 + poly(t)), runs per element in one loop, the exp as exp32.py's vectorised polynomial. The
+values agree with the numpy kernel's to a few float32 ulps (the exp and fused multiply-adds round
+differently); NaN stays NaN, Gelu(inf) = inf.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ge_core.ops.erf32 import ERFC_T
+from ge_core.ops.exp32 import exp32
+from ge_core.ops.jit import prange, threaded
+
+_C = tuple(np.float32(c) for c in ERFC_T)
+
+
+def _gelu_erf32(x: np.ndarray, y: np.ndarray) -> None:
+    """y = 0.5 x (1 + erf(x / sqrt 2)) = 0.5 x erfc(-x / sqrt 2), x and y flat float32."""
+    c0, c1, c2, c3, c4, c5, c6, c7, c8, c9 = _C
+    one, half, scale = np.float32(1.0), np.float32(0.5), np.float32(-1.0 / math.sqrt(2.0))
+    for i in prange(x.shape[0]):
+        u = np.uint64(i)
+        v = x[u]
+        z = v * scale
+        a = abs(z)
+        t = one / (one + half * a)
+        p = c9
+        p = p * t + c8
+        p = p * t + c7
+        p = p * t + c6
+        p = p * t + c5
+        p = p * t + c4
+        p = p * t + c3
+        p = p * t + c2
+        p = p * t + c1
+        p = p * t + c0
+        tail = t * exp32(p - a * a)  # erfc(|z|)
+        erfc = tail if z >= 0 else np.float32(2.0) - tail
+        y[u] = half * v * erfc
+
+
+gelu_erf32 = threaded(_gelu_erf32, min_work=1 << 16)  # threaded from 64k elements (~40 us serially)
+
+
+def gelu(x: np.ndarray) -> np.ndarray:
+    """Gelu of a float32 array (any shape)."""
+    assert gelu_erf32 is not None
+    flat = np.ascontiguousarray(x).reshape(-1)
+    y = np.empty_like(flat)
+    gelu_erf32(flat, y, work=flat.size)
+    return y.reshape(x.shape)
