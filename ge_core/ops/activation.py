@@ -79,6 +79,8 @@ def _sigmoid(x: np.ndarray) -> np.ndarray:
     the rest: 1.3 ms on a 320x320 map), and where exp(-x) would overflow (x below -80, or -700 in float64)
     sigmoid(x) is exp(x) to the last bit, so those few elements take that. Narrower floats keep the form in
     which exp only ever sees -|x|."""
+    if x.dtype == np.float32 and activation_jit.sigmoid32 is not None:  # one compiled pass (activation_jit.py)
+        return activation_jit.sigmoid(x)
     if x.dtype in (np.float32, np.float64):
         y = np.negative(x)
         low = -80.0 if x.dtype == np.float32 else -700.0

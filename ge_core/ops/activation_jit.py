@@ -1,4 +1,4 @@
-"""Gelu (erf form) on float32 as one compiled, threaded loop (numba).
+"""Gelu (erf form) and Sigmoid on float32 as one compiled, threaded loop each (numba).
 
 activation.py's float32 Gelu is 0.5 x erfc(-x / sqrt 2) with erf32.py's erfc: about 25 numpy passes. On a
 transformer's (128, 128..3072) activations each pass costs more in call overhead than in arithmetic (a
@@ -6,6 +6,11 @@ small BERT's Gelu: 90 us for 16k elements). Here the same formula, Numerical Rec
 t exp(-z^2 + poly(t)), runs per element in one loop, the exp as exp32.py's vectorised polynomial. The
 values agree with the numpy kernel's to a few float32 ulps (the exp and fused multiply-adds round
 differently); NaN stays NaN, Gelu(inf) = inf.
+
+Sigmoid is 1 / (1 + exp(-x)) in four numpy passes; here one, with e = exp(-|x|) so that exp never
+overflows: 1 / (1 + e) for x >= 0, e / (1 + e) below (a select). Measured over 1M values: within 1.9e-7
+relative of the exact sigmoid where it is a normal float32 (the numpy kernel: 2.3e-7), subnormal below
+x = -87.3 as exp32's results are. (65k elements: 96 -> 27 us.)
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ import numpy as np
 
 from ge_core.ops.erf32 import ERFC_T
 from ge_core.ops.exp32 import exp32
-from ge_core.ops.jit import prange, threaded
+from ge_core.ops.jit import ThreadedKernel, prange, threaded
 
 _C = tuple(np.float32(c) for c in ERFC_T)
 
@@ -46,13 +51,35 @@ def _gelu_erf32(x: np.ndarray, y: np.ndarray) -> None:
         y[u] = half * v * erfc
 
 
+def _sigmoid32(x: np.ndarray, y: np.ndarray) -> None:
+    """y = 1 / (1 + exp(-x)), x and y flat float32."""
+    one = np.float32(1.0)
+    for i in prange(x.shape[0]):
+        u = np.uint64(i)
+        v = x[u]
+        e = exp32(-abs(v))
+        r = one / (one + e)
+        y[u] = r if v >= 0 else e * r
+
+
 gelu_erf32 = threaded(_gelu_erf32, min_work=1 << 16)  # threaded from 64k elements (~40 us serially)
+sigmoid32 = threaded(_sigmoid32, min_work=1 << 17)  # threaded from 128k elements
 
 
 def gelu(x: np.ndarray) -> np.ndarray:
     """Gelu of a float32 array (any shape)."""
     assert gelu_erf32 is not None
+    return _elementwise(gelu_erf32, x)
+
+
+def sigmoid(x: np.ndarray) -> np.ndarray:
+    """Sigmoid of a float32 array (any shape)."""
+    assert sigmoid32 is not None
+    return _elementwise(sigmoid32, x)
+
+
+def _elementwise(kernel: ThreadedKernel, x: np.ndarray) -> np.ndarray:
     flat = np.ascontiguousarray(x).reshape(-1)
     y = np.empty_like(flat)
-    gelu_erf32(flat, y, work=flat.size)
+    kernel(flat, y, work=flat.size)
     return y.reshape(x.shape)

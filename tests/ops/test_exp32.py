@@ -38,8 +38,10 @@ def test_exp_is_within_a_float32_rounding_of_the_exact_one() -> None:
 
 
 def test_exp_special_values() -> None:
-    x = np.array([np.nan, np.inf, -np.inf, -88.0, -1e30, 88.73, 0.0, -0.0], np.float32)
+    x = np.array([np.nan, np.inf, -np.inf, -105.0, -1e30, 88.73, 0.0, -0.0], np.float32)
     np.testing.assert_array_equal(_exp_all(x), [np.nan, np.inf, 0, 0, 0, np.inf, 1, 1])
+    subnormal = np.array([-88.0, -95.0, -100.0, -103.0], np.float32)  # 2^-150 < e^x < 2^-126
+    np.testing.assert_allclose(_exp_all(subnormal), np.exp(subnormal), rtol=0, atol=2 * 2.0 ** -149)
     top = np.float32(88.72)  # 2^n with n = 128 put together in two halves: finite, not inf
     assert abs(_exp_all(np.array([top]))[0] / np.exp(np.float64(top)) - 1) < 1.2e-7
 
@@ -82,3 +84,15 @@ def test_float32_softmax_on_long_rows(shape: tuple[int, ...]) -> None:
         want = e / e.sum(-1, keepdims=True)
     np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-9)
     assert np.all(got[..., 0, :3] == 0)
+
+
+@pytest.mark.parametrize("size", [3, 5000, 1 << 18])  # the last is threaded
+def test_sigmoid_against_the_exact_one(size: int) -> None:
+    x = (np.random.default_rng(size).standard_normal(size) * 20).astype(np.float32)
+    x[:3] = [np.nan, np.inf, -np.inf]
+    got = activation_jit.sigmoid(x)
+    assert np.isnan(got[0]) and got[1] == 1 and got[2] == 0
+    exact = 1 / (1 + np.exp(-x[3:].astype(np.float64)))
+    normal = exact > np.finfo(np.float32).tiny
+    np.testing.assert_allclose(got[3:][normal], exact[normal], rtol=2.5e-7)
+    assert np.all(np.abs(got[3:][~normal] - exact[~normal]) <= 2 * 2.0 ** -149)  # subnormal: to the last bit
