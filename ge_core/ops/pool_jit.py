@@ -93,59 +93,59 @@ def _pool_separable(x: np.ndarray, kernel: tuple[int, int], strides: tuple[int, 
     for j in range(kw):
         lo, hi = columns_inside(j * dw - pl, sw, ow, width)
         inner_lo, inner_hi = max(inner_lo, lo), min(inner_hi, hi)
-    for r in prange(n * c * oh):  # (image, channel, output row), split over threads
-        b, rest = r // (c * oh), r % (c * oh)
-        ch, oy = rest // oh, rest % oh
+    for plane in prange(n * c):  # (image, channel) planes, split over threads; one row buffer per plane
+        b, ch = plane // c, plane % c
         folded = np.empty(width, dtype=y.dtype)
-        if is_max:  # -inf where the window's rows reach into the padding, else NaN until a number
-            padded_row = oy * sh - pt < 0 or oy * sh + (kh - 1) * dh - pt >= h
-            start_value = -np.inf if padded_row else np.nan
-            for ix in range(width):
-                folded[np.uint64(ix)] = start_value
-        else:
-            for ix in range(width):
-                folded[np.uint64(ix)] = 0.0
-        for i in range(kh):
-            iy = oy * sh + i * dh - pt
-            if iy < 0 or iy >= h:
-                continue
-            if is_max:
+        for oy in range(oh):
+            if is_max:  # -inf where the window's rows reach into the padding, else NaN until a number
+                padded_row = oy * sh - pt < 0 or oy * sh + (kh - 1) * dh - pt >= h
+                start_value = -np.inf if padded_row else np.nan
                 for ix in range(width):
-                    u = np.uint64(ix)
-                    v, best = x[b, ch, iy, u], folded[u]
-                    folded[u] = v if (v > best) | (best != best) else best  # np.fmax, as a select
+                    folded[np.uint64(ix)] = start_value
             else:
                 for ix in range(width):
-                    u = np.uint64(ix)
-                    folded[u] += x[b, ch, iy, u]
-        if is_max and kw == 3 and dw == 1 and inner_lo < inner_hi:  # the common 3-wide max: the interior unrolled
-            for ox in range(inner_lo, inner_hi):
-                u = np.uint64(ox * sw - pl)
-                a, v1, v2 = folded[u], folded[u + np.uint64(1)], folded[u + np.uint64(2)]
-                a = v1 if (v1 > a) | (a != a) else a
-                y[b, ch, oy, np.uint64(ox)] = v2 if (v2 > a) | (a != a) else a
-            edges = (0, inner_lo, inner_hi, ow)
-        elif kw == 3 and dw == 1 and inner_lo < inner_hi:  # the 3-wide average
-            for ox in range(inner_lo, inner_hi):
-                u = np.uint64(ox * sw - pl)
-                total = folded[u] + folded[u + np.uint64(1)] + folded[u + np.uint64(2)]
-                y[b, ch, oy, np.uint64(ox)] = total * (row_scale[oy] * col_scale[ox])
-            edges = (0, inner_lo, inner_hi, ow)
-        else:
-            edges = (0, ow, ow, ow)
-        for part in range(2):
-            for ox in range(edges[2 * part], edges[2 * part + 1]):
-                padded = ox < inner_lo or ox >= inner_hi
-                best = (-np.inf if padded else np.nan) if is_max else 0.0
-                for j in range(kw):
-                    ix = ox * sw + j * dw - pl
-                    if 0 <= ix < width:
-                        v = folded[np.uint64(ix)]
-                        if is_max:
-                            best = v if (v > best) | (best != best) else best
-                        else:
-                            best += v
-                y[b, ch, oy, ox] = best if is_max else best * (row_scale[oy] * col_scale[ox])
+                    folded[np.uint64(ix)] = 0.0
+            for i in range(kh):
+                iy = oy * sh + i * dh - pt
+                if iy < 0 or iy >= h:
+                    continue
+                if is_max:
+                    for ix in range(width):
+                        u = np.uint64(ix)
+                        v, best = x[b, ch, iy, u], folded[u]
+                        folded[u] = v if (v > best) | (best != best) else best  # np.fmax, as a select
+                else:
+                    for ix in range(width):
+                        u = np.uint64(ix)
+                        folded[u] += x[b, ch, iy, u]
+            if is_max and kw == 3 and dw == 1 and inner_lo < inner_hi:  # the common 3-wide max: the interior unrolled
+                for ox in range(inner_lo, inner_hi):
+                    u = np.uint64(ox * sw - pl)
+                    a, v1, v2 = folded[u], folded[u + np.uint64(1)], folded[u + np.uint64(2)]
+                    a = v1 if (v1 > a) | (a != a) else a
+                    y[b, ch, oy, np.uint64(ox)] = v2 if (v2 > a) | (a != a) else a
+                edges = (0, inner_lo, inner_hi, ow)
+            elif kw == 3 and dw == 1 and inner_lo < inner_hi:  # the 3-wide average
+                for ox in range(inner_lo, inner_hi):
+                    u = np.uint64(ox * sw - pl)
+                    total = folded[u] + folded[u + np.uint64(1)] + folded[u + np.uint64(2)]
+                    y[b, ch, oy, np.uint64(ox)] = total * (row_scale[oy] * col_scale[ox])
+                edges = (0, inner_lo, inner_hi, ow)
+            else:
+                edges = (0, ow, ow, ow)
+            for part in range(2):
+                for ox in range(edges[2 * part], edges[2 * part + 1]):
+                    padded = ox < inner_lo or ox >= inner_hi
+                    best = (-np.inf if padded else np.nan) if is_max else 0.0
+                    for j in range(kw):
+                        ix = ox * sw + j * dw - pl
+                        if 0 <= ix < width:
+                            v = folded[np.uint64(ix)]
+                            if is_max:
+                                best = v if (v > best) | (best != best) else best
+                            else:
+                                best += v
+                    y[b, ch, oy, ox] = best if is_max else best * (row_scale[oy] * col_scale[ox])
 
 
 pool_separable = threaded(_pool_separable, min_work=1 << 19)  # threaded from 512k taps read
