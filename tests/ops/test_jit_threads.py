@@ -124,14 +124,16 @@ def test_pool_rows() -> None:
         np.testing.assert_array_equal(threaded, serial)
 
 
-def test_conv_transpose_interleave() -> None:
-    cols = np.random.default_rng(RNG_SEED).standard_normal((1, 12, 2, 2, 80, 80)).astype(np.float32)
+@pytest.mark.parametrize("k", [2, 3])  # the written-out 2-wide interleave and the general one
+def test_conv_transpose_interleave(k: int) -> None:
+    cols = np.random.default_rng(RNG_SEED).standard_normal((1, 24, k, k, 80, 80)).astype(np.float32)
 
     def make() -> tuple[list[np.ndarray], int]:
-        y = np.empty((1, 12, 160, 160), np.float32)
+        y = np.empty((1, 24, 80 * k, 80 * k), np.float32)
         return [cols, y], y.size
     threaded, serial = _both(conv_transpose_jit.interleave, make, lambda a: a[-1])
     np.testing.assert_array_equal(threaded, serial)
+    np.testing.assert_array_equal(threaded, cols.transpose(0, 1, 4, 2, 5, 3).reshape(threaded.shape))
 
 
 def test_small_work_runs_serially(monkeypatch: pytest.MonkeyPatch) -> None:
