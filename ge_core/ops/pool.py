@@ -20,7 +20,7 @@ import numpy as np
 from ge_core.ir.dtypes import is_float
 from ge_core.ir.node import Node
 from ge_core.ir.tensor import TensorDesc
-from ge_core.ops import pool_jit
+from ge_core.ops import pool_jit, reduce_jit
 from ge_core.ops.common import io_bytes, like, make_desc, operand, require_inputs, shape_error, wide_dtype
 from ge_core.ops.kernel_memo import memoized
 from ge_core.ops.registry import Category, Cost, NpuLayout, OpDef, Operand
@@ -207,6 +207,8 @@ def _global_average_pool(node: Node, inputs: list[np.ndarray | None]) -> list[np
     (x,) = inputs
     assert x is not None
     axes = tuple(range(2, x.ndim))
+    if reduce_jit.mean_rows is not None and x.dtype in reduce_jit.DTYPES and x.size > 0 and x.ndim > 2:
+        return [reduce_jit.mean_last_axes(x, len(axes))]  # one compiled pass (reduce_jit.py)
     return [x.mean(axis=axes, keepdims=True, dtype=wide_dtype(x.dtype)).astype(x.dtype, copy=False)]
 
 

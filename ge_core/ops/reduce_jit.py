@@ -12,6 +12,8 @@ pairwise float32 sums in the last bits.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ge_core.ops.exp32 import exp32
@@ -73,10 +75,21 @@ def _exp_normalize_rows32(y: np.ndarray) -> None:
             y[r, u] = y[r, u] / total
 
 
+def _mean_rows(x: np.ndarray, y: np.ndarray) -> None:
+    """y[r] = mean(x[r]), summed in float64 (GlobalAveragePool over (N*C, H*W) rows)."""
+    rows, length = x.shape
+    for r in prange(rows):
+        total = 0.0
+        for i in range(length):
+            total += x[r, np.uint64(i)]
+        y[r] = total / length
+
+
 # threaded from ~50 us of serial work (128k and 256k elements)
 shift_rows = threaded(_shift_rows, reassociate=True, finite=True, min_work=1 << 17)
 normalize_rows = threaded(_normalize_rows, reassociate=True, min_work=1 << 18)
 exp_normalize_rows32 = threaded(_exp_normalize_rows32, reassociate=True, min_work=1 << 17)
+mean_rows = threaded(_mean_rows, reassociate=True, min_work=1 << 18)
 # Row length from which the one-loop float32 exp wins (measured: (12 x 128, 128) 159 -> 95 us, (512, 128)
 # even; on rows of 10 numpy's exp over the whole array is faster: 17 against 28 us for 1000 rows).
 LONG_ROW = 32
@@ -100,3 +113,15 @@ def softmax_last_axis(x: np.ndarray) -> np.ndarray:
         np.exp(y, out=y)
         normalize_rows(y, work=y.size)
     return y.reshape(x.shape)
+
+
+def mean_last_axes(x: np.ndarray, axes: int) -> np.ndarray:
+    """The mean over x's last `axes` axes (kept as 1s), float32/float64 x, summed in float64 and rounded
+    once to x's dtype, as numpy's mean(dtype=float64) does (the sum's order differs: the last float64
+    bits may, the rounded result practically never)."""
+    assert mean_rows is not None
+    keep = x.shape[:x.ndim - axes]
+    flat = np.ascontiguousarray(x).reshape(math.prod(keep), -1)
+    y = np.empty(flat.shape[0], dtype=np.float64)
+    mean_rows(flat, y, work=flat.size)
+    return y.astype(x.dtype).reshape(*keep, *(1,) * axes)

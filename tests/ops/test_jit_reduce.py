@@ -44,3 +44,16 @@ def test_softmax_rows_with_nan_or_inf_match_numpy() -> None:
     np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
     assert np.isnan(got[1:3]).all()  # the rows holding NaN and +inf: NaN throughout
     np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+@pytest.mark.parametrize("shape", [(1, 48, 80, 80), (2, 3, 5), (1, 2048, 7, 7), (2, 4, 3, 2, 5)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_mean_over_the_last_axes_is_numpys(shape: tuple[int, ...], dtype: type) -> None:
+    """GlobalAveragePool's compiled mean (float64 sums, one rounding) gives numpy's mean(dtype=float64)."""
+    x = (np.random.default_rng(len(shape)).standard_normal(shape) * 10).astype(dtype)
+    x.flat[0], x.flat[-1] = np.nan, np.inf
+    axes = len(shape) - 2
+    want = x.mean(axis=tuple(range(2, x.ndim)), keepdims=True, dtype=np.float64).astype(dtype)
+    got = reduce_jit.mean_last_axes(x, axes)
+    assert got.shape == want.shape and got.dtype == want.dtype
+    np.testing.assert_allclose(got, want, rtol=1e-9 if dtype == np.float64 else 0, atol=1e-12)  # sum order
