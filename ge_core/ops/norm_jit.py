@@ -24,7 +24,6 @@ def _layer_norm_rows(x: np.ndarray, scale: np.ndarray, bias: np.ndarray, epsilon
     has_bias = bias.size > 0
     for r in prange(rows):  # rows, split over threads
         row, out = x[r], y[r]
-        narrow = np.empty(2, dtype=y.dtype)  # the row's mean and 1/std rounded to y's dtype, as numpy keeps them
         total = 0.0
         for i in range(length):
             total += row[i]
@@ -35,8 +34,7 @@ def _layer_norm_rows(x: np.ndarray, scale: np.ndarray, bias: np.ndarray, epsilon
             spread += d * d
         inv = 1.0 / math.sqrt(spread / length + epsilon)
         mean[r], inv_std[r] = m, inv
-        narrow[0], narrow[1] = m, inv
-        m_t, inv_t = narrow[0], narrow[1]
+        m_t, inv_t = mean[r], inv_std[r]  # rounded to y's dtype by the store, as numpy keeps them
         if has_bias:
             for i in range(length):
                 out[i] = (row[i] - m_t) * inv_t * scale[i] + bias[i]
