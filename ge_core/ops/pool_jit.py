@@ -19,8 +19,21 @@ import math
 import numpy as np
 
 from ge_core.ops.conv_depthwise_jit import columns_inside
-from ge_core.ops.jit import prange, threaded
+from ge_core.ops.jit import compiled, prange, threaded
 from ge_core.ops.spatial import Window
+
+
+def _inner_columns(kw: int, dw: int, pl: int, sw: int, ow: int, width: int) -> tuple[int, int]:
+    """The output columns [lo, hi) whose every tap of a window row lands inside the image: outside them a
+    window touches the padding."""
+    inner_lo, inner_hi = 0, ow
+    for j in range(kw):
+        lo, hi = columns_inside(j * dw - pl, sw, ow, width)
+        inner_lo, inner_hi = max(inner_lo, lo), min(inner_hi, hi)
+    return inner_lo, inner_hi
+
+
+inner_columns = compiled(_inner_columns) or _inner_columns
 
 
 def _pool_rows(x: np.ndarray, kernel: tuple[int, int], strides: tuple[int, int], dilations: tuple[int, int],
@@ -34,12 +47,7 @@ def _pool_rows(x: np.ndarray, kernel: tuple[int, int], strides: tuple[int, int],
     sh, sw = strides
     dh, dw = dilations
     pt, pl = pads
-    # Output columns every tap of a window row reaches inside the image: outside [inner_lo, inner_hi) a
-    # window touches the padding.
-    inner_lo, inner_hi = 0, ow
-    for j in range(kw):
-        lo, hi = columns_inside(j * dw - pl, sw, ow, width)
-        inner_lo, inner_hi = max(inner_lo, lo), min(inner_hi, hi)
+    inner_lo, inner_hi = inner_columns(kw, dw, pl, sw, ow, width)
     for r in prange(n * oh):  # output rows, split over threads
         b, oy = r // oh, r % oh
         acc = np.empty((ow, c), dtype=y.dtype)
@@ -89,10 +97,7 @@ def _pool_separable(x: np.ndarray, kernel: tuple[int, int], strides: tuple[int, 
     sh, sw = strides
     dh, dw = dilations
     pt, pl = pads
-    inner_lo, inner_hi = 0, ow
-    for j in range(kw):
-        lo, hi = columns_inside(j * dw - pl, sw, ow, width)
-        inner_lo, inner_hi = max(inner_lo, lo), min(inner_hi, hi)
+    inner_lo, inner_hi = inner_columns(kw, dw, pl, sw, ow, width)
     for plane in prange(n * c):  # (image, channel) planes, split over threads; one row buffer per plane
         b, ch = plane // c, plane % c
         folded = np.empty(width, dtype=y.dtype)

@@ -159,16 +159,7 @@ def test_batch_norm_bodies_bit_for_bit(act: str, act_inputs: tuple[str, ...], at
              "v": np.abs(rand(channels)) + 0.1, "lo": scalar(-0.2), "hi": scalar(0.4)}
     body = build([node("BatchNormalization", ["x", "s", "b", "m", "v"], "bn"),
                   node(act, ["bn", *act_inputs], "y", **attrs)], {"x": [2, channels, 7, 7]}, ["y"], inits)
-    graph = body
-    plan = body_epilogue.plan_body_epilogue(body, REGISTRY)
-    assert plan is not None and plan.head.op_type == "BatchNormalization"
-    feeds = _feeds(graph, seed=4)
-    OpByOp.calls = []
-    want = Executor(graph, interpreter=OpByOp).run(feeds).outputs["y"]
-    assert OpByOp.calls == ["BatchNormalization", act]
-    got = plan.run(body, [feeds["x"]])
-    assert got is not None
-    np.testing.assert_array_equal(got[0], want)
+    _plan_matches_the_body_loop(body, "BatchNormalization", act, seed=4)
 
 
 @pytest.mark.parametrize(("act", "act_inputs", "attrs"), ACTIVATIONS)
@@ -181,12 +172,18 @@ def test_conv_transpose_bodies_bit_for_bit(act: str, act_inputs: tuple[str, ...]
     inits = {"w": rand(channels, out, *kernel, scale=0.3), "b": rand(out), "lo": scalar(-0.2), "hi": scalar(0.4)}
     body = build([node("ConvTranspose", ["x", "w", "b"], "up", strides=[2, 2]),
                   node(act, ["up", *act_inputs], "y", **attrs)], {"x": [2, channels, 7, 6]}, ["y"], inits)
+    _plan_matches_the_body_loop(body, "ConvTranspose", act, seed=5)
+
+
+def _plan_matches_the_body_loop(body: Graph, head: str, act: str, seed: int) -> None:
+    """`body` (one input x, one output y: the graph stands for a fused body) is planned with `head` first,
+    and the plan's output is bit for bit what running the body op by op gives."""
     plan = body_epilogue.plan_body_epilogue(body, REGISTRY)
-    assert plan is not None and plan.head.op_type == "ConvTranspose"
-    feeds = _feeds(body, seed=5)
+    assert plan is not None and plan.head.op_type == head
+    feeds = _feeds(body, seed=seed)
     OpByOp.calls = []
     want = Executor(body, interpreter=OpByOp).run(feeds).outputs["y"]
-    assert OpByOp.calls == ["ConvTranspose", act]
+    assert OpByOp.calls == [head, act]
     got = plan.run(body, [feeds["x"]])
     assert got is not None
     np.testing.assert_array_equal(got[0], want)
