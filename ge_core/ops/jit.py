@@ -9,8 +9,8 @@ GE_NO_JIT=1 is set (to compare the two paths, or to rule the compiled one out wh
 
 Threads. ONNX Runtime runs every kernel on its thread pool; numpy runs only its BLAS calls on more than one
 core. A kernel written with `prange` and compiled with `threaded=True` splits its outer loop over numba's
-threads (measured at two threads: the depthwise convs and epilogues of the OCR models and ShuffleNet
-1.6-1.9x faster, whole models 4-9%). The threads are GNU OpenMP's (numba's "omp" layer): it is safe when
+threads (measured: a depthwise conv of the CRNN 2-2.3x faster at two threads; whole models, in-process
+A/B of one against two threads, 4% (ShuffleNet) to 19% (BERT) faster, CRNN 7%, OCR detector 14%). The threads are GNU OpenMP's (numba's "omp" layer): it is safe when
 two Python threads (two Streamlit sessions) launch kernels at once, and a launch costs ~2 us while its idle
 threads still spin. They spin for GOMP_SPINCOUNT iterations after a kernel (set below before libgomp loads:
 OpenMP's default, 300,000, kept a core busy for ~8 ms after every kernel, which took it from OpenBLAS's
