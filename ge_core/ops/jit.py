@@ -9,10 +9,10 @@ GE_NO_JIT=1 is set (to compare the two paths, or to rule the compiled one out wh
 
 Threads. ONNX Runtime runs every kernel on its thread pool; numpy runs only its BLAS calls on more than one
 core. A kernel written with `prange` and compiled with `threaded=True` splits its outer loop over numba's
-threads (measured: a depthwise conv of the CRNN 2-2.3x faster at two threads; whole models, in-process
-A/B of one against two threads, 4% (ShuffleNet) to 19% (BERT) faster, CRNN 7%, OCR detector 14%). The threads are GNU OpenMP's (numba's "omp" layer): it is safe when
-two Python threads (two Streamlit sessions) launch kernels at once, and a launch costs ~2 us while its idle
-threads still spin. They spin for GOMP_SPINCOUNT iterations after a kernel (set below before libgomp loads:
+threads (measured: a depthwise conv of the CRNN 2-2.3x faster at two threads; whole models, in-process A/B
+of one against two threads, 4% (ShuffleNet) to 19% (BERT) faster, CRNN 7%, OCR detector 14%). The threads
+are GNU OpenMP's (numba's "omp" layer): it is safe when two Python threads (two Streamlit sessions) launch
+kernels at once, and a launch costs ~2 us while its idle threads still spin. They spin for GOMP_SPINCOUNT iterations after a kernel (set below before libgomp loads:
 OpenMP's default, 300,000, kept a core busy for ~8 ms after every kernel, which took it from OpenBLAS's
 next GEMM); then they sleep (after ~0.1 ms at 3000), and the next launch pays a wake-up: 30-180 us on this
 virtual machine. So a kernel runs threaded only from about 50 us of serial work (its `min_work`). Serial
