@@ -12,13 +12,14 @@ core. A kernel written with `prange` and compiled with `threaded=True` splits it
 threads (measured: a depthwise conv of the CRNN 2-2.3x faster at two threads; whole models, in-process A/B
 of one against two threads, 4% (ShuffleNet) to 19% (BERT) faster, CRNN 7%, OCR detector 14%). The threads
 are GNU OpenMP's (numba's "omp" layer): it is safe when two Python threads (two Streamlit sessions) launch
-kernels at once, and a launch costs ~2 us while its idle threads still spin. They spin for GOMP_SPINCOUNT iterations after a kernel (set below before libgomp loads:
-OpenMP's default, 300,000, kept a core busy for ~8 ms after every kernel, which took it from OpenBLAS's
-next GEMM); then they sleep (after ~0.1 ms at 3000), and the next launch pays a wake-up: 30-180 us on this
-virtual machine. So a kernel runs threaded only from about 50 us of serial work (its `min_work`). Serial
-versions run instead wherever threads cannot: without libgomp (the workqueue layer is not safe for
-concurrent launches), with NUMBA_NUM_THREADS=1 or GE_JIT_THREADS=0, and in a forked child (GNU OpenMP
-does not survive a fork: numba aborts such a child; sweep/isolate.py forks).
+kernels at once, and a launch costs ~2 us while its idle threads still spin. They spin for GOMP_SPINCOUNT
+iterations after a kernel (set below before libgomp loads: OpenMP's default, 300,000, kept a core busy for
+~8 ms after every kernel, which took it from OpenBLAS's next GEMM); then they sleep (after ~0.1 ms at 3000),
+and the next launch pays a wake-up: 30-180 us on this virtual machine. So a kernel runs threaded only from
+about 50 us of serial work (its `min_work`). Serial versions run instead wherever threads cannot: without
+libgomp (the workqueue layer is not safe for concurrent launches), with NUMBA_NUM_THREADS=1 or
+GE_JIT_THREADS=0, and in a forked child (GNU OpenMP does not survive a fork: numba aborts such a child;
+sweep/isolate.py forks).
 """
 
 from __future__ import annotations
