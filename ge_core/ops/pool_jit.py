@@ -123,7 +123,18 @@ def _pool_separable(x: np.ndarray, kernel: tuple[int, int], strides: tuple[int, 
                     for ix in range(width):
                         u = np.uint64(ix)
                         folded[u] += x[b, ch, iy, u]
-            if is_max and kw == 3 and dw == 1 and inner_lo < inner_hi:  # the common 3-wide max: the interior unrolled
+            if kw == 1 and inner_lo < inner_hi:  # a window one column wide (the CRNN's 2x1 pools): a copy
+                for ox in range(inner_lo, inner_hi):
+                    v = folded[np.uint64(ox * sw - pl)]
+                    y[b, ch, oy, np.uint64(ox)] = v if is_max else v * (row_scale[oy] * col_scale[ox])
+                edges = (0, inner_lo, inner_hi, ow)
+            elif is_max and kw == 2 and dw == 1 and inner_lo < inner_hi:  # 2-wide max, unrolled
+                for ox in range(inner_lo, inner_hi):
+                    u = np.uint64(ox * sw - pl)
+                    a, v1 = folded[u], folded[u + np.uint64(1)]
+                    y[b, ch, oy, np.uint64(ox)] = v1 if (v1 > a) | (a != a) else a
+                edges = (0, inner_lo, inner_hi, ow)
+            elif is_max and kw == 3 and dw == 1 and inner_lo < inner_hi:  # the common 3-wide max: the interior unrolled
                 for ox in range(inner_lo, inner_hi):
                     u = np.uint64(ox * sw - pl)
                     a, v1, v2 = folded[u], folded[u + np.uint64(1)], folded[u + np.uint64(2)]

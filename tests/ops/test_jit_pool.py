@@ -85,3 +85,20 @@ def test_large_maps_take_the_separable_loop_threaded_or_not() -> None:
         y = np.full_like(want, 7.0)
         kernel(x, win.kernel, win.strides, win.dilations, win.pads_begin, True, one, one, y)
         np.testing.assert_array_equal(y, want)
+
+
+@pytest.mark.parametrize(("shape", "kernel", "strides"), [((1, 24, 16, 160), (2, 1), (2, 1)),
+                                                         ((2, 8, 31, 40), (3, 2), (1, 2)),
+                                                         ((1, 64, 2, 160), (2, 2), (2, 2))])
+def test_one_and_two_wide_windows_on_large_maps(shape: tuple[int, ...], kernel: tuple[int, int],
+                                                strides: tuple[int, int]) -> None:
+    """The written-out 1- and 2-wide interiors of the separable loop (the CRNN's 2x1 pools), max and average."""
+    x = np.random.default_rng(9).standard_normal(shape).astype(np.float32)
+    out = tuple((n + 1 - k) // s + 1 for n, k, s in zip(shape[2:], kernel, strides, strict=True))
+    win = Window(kernel, strides, (1, 1), (0, 1), (1, 0), out)
+    x[0, 0, 0, :5] = np.nan
+    np.testing.assert_array_equal(pool_jit.max_pool(x, win), _reduce_taps(_padded(x, win, -np.inf), win, np.fmax))
+    x = np.nan_to_num(x)
+    counts = _tap_counts(win, shape[2:], False)
+    want = _reduce_taps(_padded(x, win, 0.0), win, np.add) / counts
+    np.testing.assert_allclose(pool_jit.average_pool(x, win, counts), want, rtol=1e-5, atol=1e-6)
