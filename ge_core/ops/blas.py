@@ -8,10 +8,11 @@ free). `OPENBLAS_NUM_THREADS` fixes the count before numpy loads; `set_blas_thre
 (bench/bench_executor.py --blas-threads uses it); numpy's default is one thread per core.
 
 A small GEMM is faster on one thread: waking OpenBLAS's sleeping threads costs 30-180 us on this virtual
-machine, more than a product under ~32 MFLOP takes alone. So `matmul` runs those on one thread and larger
-ones on the configured count (in-process A/B over the benchmark's nine models: 3-13% faster on eight, the
-ninth within noise). Only numpy's bundled scipy-openblas is driven; with another BLAS the functions report
-None and do nothing, and `matmul` is np.matmul.
+machine, more than a product under ~12 MFLOP takes alone. So `matmul` runs those on one thread and larger
+ones on the configured count (in-process A/B over the benchmark's nine models, against two threads for
+all: BERT and the CRNN 8-9% faster, the CNNs within noise; 12 MFLOP against 32 MFLOP: the CNNs 2-5%
+faster, the small models even; against 6 MFLOP: even or 1-4% faster). Only numpy's bundled scipy-openblas
+is driven; with another BLAS the functions report None and do nothing, and `matmul` is np.matmul.
 """
 
 from __future__ import annotations
@@ -74,7 +75,7 @@ def set_blas_threads(threads: int) -> int | None:
     return previous
 
 
-SMALL_GEMM_FLOPS = 32e6  # products below this run on one thread (see the module's docstring)
+SMALL_GEMM_FLOPS = 12e6  # products below this run on one thread (see the module's docstring)
 _configured = [0]  # the thread count for large products: numpy's own until set_blas_threads (0: not read yet)
 _current = [0]  # the count last set here (0: unknown)
 
