@@ -66,6 +66,17 @@ gelu_erf32 = threaded(_gelu_erf32, min_work=1 << 16)  # threaded from 64k elemen
 sigmoid32 = threaded(_sigmoid32, min_work=1 << 17)  # threaded from 128k elements
 
 
+# Arrays below this stay with numpy: its passes cost little there, and a value folded at import time (a
+# small Sigmoid among a model's constants) need not load numba's machinery, whose first compiled call in a
+# process imports scipy.linalg (seen in the traceback of a forked sweep task folding the synthetic model).
+MIN_ELEMENTS = 4096
+
+
+def takes(x: np.ndarray, kernel: ThreadedKernel | None) -> bool:
+    """Whether `kernel` runs for x: float32, at least MIN_ELEMENTS, numba on."""
+    return kernel is not None and x.dtype == np.float32 and x.size >= MIN_ELEMENTS
+
+
 def gelu(x: np.ndarray) -> np.ndarray:
     """Gelu of a float32 array (any shape)."""
     assert gelu_erf32 is not None
