@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 missing=()
 [ -x /usr/bin/chromium ] || missing+=(chromium)
 command -v dot >/dev/null 2>&1 || missing+=(graphviz)
-ldconfig -p | grep 'libgomp\.so\.1 ' >/dev/null || missing+=(libgomp1)  # no -q: an early exit would SIGPIPE ldconfig under pipefail
+python3 -c "import ctypes.util, sys; sys.exit(ctypes.util.find_library('gomp') is None)" || missing+=(libgomp1)
 if [ "${#missing[@]}" -gt 0 ]; then
   SUDO=""
   [ "$(id -u)" -eq 0 ] || SUDO="sudo"
