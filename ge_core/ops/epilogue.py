@@ -53,8 +53,10 @@ class Epilogue:
 ADDS = Epilogue(adds=True)  # the epilogue fact of Add and of a two-input Sum
 
 
-def _apply(y: np.ndarray, bias: np.ndarray, residual: np.ndarray, act: int, params: np.ndarray) -> None:
-    """y (N, C, L) <- act(y + bias[c] + residual), in place; an empty bias or residual is skipped. params
+def _apply(y: np.ndarray, bias: np.ndarray, residual: np.ndarray, act: int, params: np.ndarray,
+           bias_per_column: bool) -> None:
+    """y (N, C, L) <- act(y + bias[c] + residual), in place (bias[l] with bias_per_column: a MatMul's bias,
+    one value per output feature, its rows as C); an empty bias or residual is skipped. params
     holds p0, p1 and the constants 0, 1, 6, 1/2 in y's dtype, so float32 arithmetic stays float32 as in
     numpy's kernels (a float64 literal would widen it). Per channel row, the sums are one loop and the
     activation another, each with its tests outside it: with every test inside one loop the compiler kept
@@ -65,7 +67,15 @@ def _apply(y: np.ndarray, bias: np.ndarray, residual: np.ndarray, act: int, para
     p0, p1, zero, one, six, half = params[0], params[1], params[2], params[3], params[4], params[5]
     for p in prange(n * c):  # channels, split over threads
         b, ch = p // c, p % c
-        if has_bias and has_residual:
+        if has_bias and bias_per_column and has_residual:
+            for i in range(length):
+                u = np.uint64(i)
+                y[b, ch, u] = y[b, ch, u] + bias[u] + residual[b, ch, u]
+        elif has_bias and bias_per_column:
+            for i in range(length):
+                u = np.uint64(i)
+                y[b, ch, u] = y[b, ch, u] + bias[u]
+        elif has_bias and has_residual:
             shift = bias[ch]
             for i in range(length):
                 u = np.uint64(i)
@@ -118,14 +128,17 @@ def runs_on(dtype: np.dtype) -> bool:
     return apply_kernel is not None and dtype in DTYPES
 
 
-def apply(y: np.ndarray, bias: np.ndarray | None, residual: np.ndarray | None, ending: Epilogue) -> None:
-    """y <- act(y + bias (per channel, axis 1) + residual), in place; `runs_on(y.dtype)` must hold, y (N, C,
-    ...) must be C-contiguous and writable, residual of y's shape."""
+def apply(y: np.ndarray, bias: np.ndarray | None, residual: np.ndarray | None, ending: Epilogue,
+          bias_axis: int = 1) -> None:
+    """y <- act(y + bias + residual), in place; the bias holds one value per index of y's axis 1 (a Conv's
+    channels) or, with bias_axis=-1, of its last axis (a MatMul's output features). `runs_on(y.dtype)` must
+    hold, y (N, C, ...) or (..., F) must be C-contiguous and writable, residual of y's shape."""
     assert apply_kernel is not None
     dtype = y.dtype
     no_bias, no_residual = _NONE[dtype]
-    flat = y.reshape(y.shape[0], y.shape[1], -1)
+    per_column = bias_axis == -1
+    flat = y.reshape(1, -1, y.shape[-1]) if per_column else y.reshape(y.shape[0], y.shape[1], -1)
     b = no_bias if bias is None else np.ascontiguousarray(bias.reshape(-1), dtype=dtype)
     r = no_residual if residual is None else np.ascontiguousarray(residual, dtype=dtype).reshape(flat.shape)
     params = np.array([ending.p0, ending.p1, 0.0, 1.0, 6.0, 0.5], dtype=dtype)
-    apply_kernel(flat, b, r, int(ending.act), params, work=flat.size)
+    apply_kernel(flat, b, r, int(ending.act), params, per_column, work=flat.size)

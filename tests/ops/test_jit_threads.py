@@ -75,7 +75,7 @@ def test_epilogue(act: Act) -> None:
     params = np.array([0.2, 0.7, 0.0, 1.0, 6.0, 0.5], np.float32)
 
     def make() -> tuple[list[np.ndarray], int]:
-        return [y0.copy(), bias, residual, int(act), params], y0.size
+        return [y0.copy(), bias, residual, int(act), params, False], y0.size
     threaded, serial = _both(epilogue.apply_kernel, make, lambda a: a[0])
     np.testing.assert_array_equal(threaded, serial)
 

@@ -1,6 +1,7 @@
-"""A fused Conv body run as one Conv with a compiled epilogue (runtime/body_epilogue.py): bit for bit what the
-body gives op by op, for every activation with an epilogue form, bias as the Conv's B or as an Add, with a
-residual; bodies it does not cover run op by op; an interpreter overriding call_kernel sees every body op."""
+"""A fused Conv (ConvTranspose, MatMul, BatchNormalization) body run as one kernel with a compiled epilogue
+(runtime/body_epilogue.py): bit for bit what the body gives op by op, for every activation with an epilogue
+form or ending the body as its own kernel, bias as the Conv's B or as an Add, with a residual; bodies it does
+not cover run op by op; an interpreter overriding call_kernel sees every body op."""
 
 from __future__ import annotations
 
@@ -129,14 +130,15 @@ def test_the_fast_path_is_taken(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.mark.parametrize(("act", "act_inputs"), [("Sigmoid", ()), ("Tanh", ()), ("Elu", ()), ("PRelu", ("s",))])
-def test_activations_without_an_epilogue_run_op_by_op(act: str, act_inputs: tuple[str, ...]) -> None:
-    """Transcendental activations keep numpy's vectorised kernels: no plan, the body loop runs."""
+def test_activations_without_an_epilogue_end_the_plan_as_their_own_kernel(act: str, act_inputs: tuple[str, ...]
+                                                                          ) -> None:
+    """Transcendental activations keep their own kernels: the plan runs the Conv with its epilogue, then the
+    activation's kernel on the result, bit for bit the body loop."""
     inits = {"w": rand(4, 3, 3, 3, scale=0.3), "b": rand(4), "s": rand(4, 1, 1)}
-    graph = build([node("Conv", ["x", "w", "b"], "conv"), node(act, ["conv", *act_inputs], "y")],
-                  {"x": [1, 3, 6, 6]}, ["y"], inits)
-    assert ConvActivationFusionPass().run(graph).changed
-    (fused,) = graph.nodes
-    assert fused.body is not None and body_epilogue.plan_body_epilogue(fused.body, REGISTRY) is None
+    body = build([node("Conv", ["x", "w", "b"], "conv"), node(act, ["conv", *act_inputs], "y")],
+                 {"x": [1, 3, 6, 6]}, ["y"], inits)
+    plan = _plan_matches_the_body_loop(body, "Conv", act, seed=6)
+    assert plan.tail is not None and plan.tail.op_type == act
 
 
 def test_float16_falls_back_to_the_body() -> None:
@@ -175,15 +177,52 @@ def test_conv_transpose_bodies_bit_for_bit(act: str, act_inputs: tuple[str, ...]
     _plan_matches_the_body_loop(body, "ConvTranspose", act, seed=5)
 
 
-def _plan_matches_the_body_loop(body: Graph, head: str, act: str, seed: int) -> None:
-    """`body` (one input x, one output y: the graph stands for a fused body) is planned with `head` first,
-    and the plan's output is bit for bit what running the body op by op gives."""
+MATMUL_ENDINGS = [None, ("Relu", ()), ("Clip", ("lo", "hi")), ("Gelu", ()), ("Sigmoid", ()), ("Tanh", ())]
+
+
+@pytest.mark.parametrize("ending", MATMUL_ENDINGS)
+@pytest.mark.parametrize("residual", [False, True])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_matmul_bodies_bit_for_bit(ending: tuple[str, tuple[str, ...]] | None, residual: bool, dtype: str) -> None:
+    """A linear layer's body (FullyConnection; a transformer's MatMul + bias + residual UB group): the
+    product, then the bias along the last axis, the residual and the activation in one pass (or the
+    activation's own kernel)."""
+    inits = {"w": rand(8, 6, scale=0.3, dtype=dtype), "b": rand(6, dtype=dtype), "lo": scalar(-0.2, dtype),
+             "hi": scalar(0.4, dtype)}
+    nodes = [node("MatMul", ["x", "w"], "mm"), node("Add", ["mm", "b"], "biased")]
+    inputs, last = {"x": [2, 5, 8]}, "biased"
+    if residual:
+        nodes.append(node("Add", ["z", last], "summed"))
+        inputs["z"] = [2, 5, 6]
+        last = "summed"
+    if ending is not None:
+        nodes.append(node(ending[0], [last, *ending[1]], "y"))
+        last = "y"
+    body = build(nodes, inputs, [last], inits, opset=20, dtype=helper.np_dtype_to_tensor_dtype(np.dtype(dtype)))
+    plan = _plan_matches_the_body_loop(body, "MatMul", None, seed=7)
+    assert (plan.tail is not None) == (ending is not None and ending[0] in ("Gelu", "Sigmoid", "Tanh"))
+
+
+def test_a_bias_along_another_axis_is_not_a_matmul_epilogue() -> None:
+    """A per-row constant after a MatMul broadcasts along the rows, not the features: the body loop runs."""
+    body = build([node("MatMul", ["x", "w"], "mm"), node("Add", ["mm", "b"], "y")], {"x": [5, 8]}, ["y"],
+                 {"w": rand(8, 6), "b": rand(5, 1)})
+    assert body_epilogue.plan_body_epilogue(body, REGISTRY) is None
+
+
+def _plan_matches_the_body_loop(body: Graph, head: str, act: str | None, seed: int) -> body_epilogue.EpiloguePlan:
+    """`body` (the graph stands for a fused body: inputs, one output) is planned with `head` first, and the
+    plan's output is bit for bit what running the body op by op gives (every op called: `act` after the
+    head, or the body's own list when act is None)."""
     plan = body_epilogue.plan_body_epilogue(body, REGISTRY)
     assert plan is not None and plan.head.op_type == head
     feeds = _feeds(body, seed=seed)
     OpByOp.calls = []
-    want = Executor(body, interpreter=OpByOp).run(feeds).outputs["y"]
-    assert OpByOp.calls == [head, act]
-    got = plan.run(body, [feeds["x"]])
+    (out,) = body.outputs
+    want = Executor(body, interpreter=OpByOp).run(feeds).outputs[out]
+    assert OpByOp.calls == ([head, act] if act is not None else [n.op_type for n in body.nodes])
+    got = plan.run(body, [feeds[t] for t in body.inputs])
     assert got is not None
+    assert got[0].dtype == want.dtype
     np.testing.assert_array_equal(got[0], want)
+    return plan
