@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from onnx import helper
 
+import ge_core
 from ge_core.ir import Graph
 from ge_core.ir.node import Node
 from ge_core.ops import REGISTRY
@@ -226,3 +227,41 @@ def _plan_matches_the_body_loop(body: Graph, head: str, act: str | None, seed: i
     assert got[0].dtype == want.dtype
     np.testing.assert_array_equal(got[0], want)
     return plan
+
+
+def test_a_fully_connection_grouped_with_its_residual_runs_as_one_matmul_and_pass() -> None:
+    """BERT's block tails at O3: UB fusion groups a FullyConnection (MatMul + bias) with the residual Add. The
+    plan reaches into the FullyConnection for its MatMul and bias: the product, then bias and residual in one
+    pass, bit for bit the nested loop."""
+    inits = {"w": rand(8, 6, scale=0.3), "b": rand(6)}
+    graph = build([node("MatMul", ["x", "w"], "mm"), node("Add", ["mm", "b"], "biased"),
+                   node("Add", ["biased", "z"], "y")], {"x": [2, 5, 8], "z": [2, 5, 6]}, ["y"], inits)
+    compiled = ge_core.compile(graph, opt_level="O3").graph
+    (group,) = [n for n in compiled.nodes if n.body is not None]
+    assert group.body is not None and [n.op_type for n in group.body.nodes] == ["FullyConnection", "Add"]
+    plan = body_epilogue.plan_body_epilogue(group.body, REGISTRY)
+    assert plan is not None and plan.head.op_type == "MatMul" and plan.bias == "b" and plan.residual == "z"
+    feeds = _feeds(compiled, seed=8)
+    OpByOp.calls = []
+    want = Executor(compiled, interpreter=OpByOp).run(feeds).outputs
+    assert OpByOp.calls == ["MatMul", "Add", "Add"]
+    got = Executor(compiled).run(feeds).outputs
+    np.testing.assert_array_equal(got["y"], want["y"])
+
+
+def test_the_matmul_fast_path_is_taken(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A registered-kernel interpreter runs a linear layer's body as the plan: no body op is called."""
+    inits = {"w": rand(8, 6, scale=0.3), "b": rand(6)}
+    graph = build([node("MatMul", ["x", "w"], "mm"), node("Add", ["mm", "b"], "biased"),
+                   node("Add", ["biased", "z"], "y")], {"x": [2, 5, 8], "z": [2, 5, 6]}, ["y"], inits)
+    compiled = ge_core.compile(graph, opt_level="O3").graph
+    seen: list[str] = []
+    original = Interpreter.call_kernel
+
+    def spy(self: Interpreter, node: Node, op: OpDef, args: list[np.ndarray | None]) -> Sequence[np.ndarray]:
+        seen.append(node.op_type)
+        return original(self, node, op, args)
+
+    monkeypatch.setattr(Interpreter, "call_kernel", spy)
+    Executor(compiled).run(_feeds(compiled, seed=9))
+    assert "MatMul" not in seen and "Add" not in seen
