@@ -41,6 +41,7 @@ from ge_core.ir.node import Node
 from ge_core.ir.tensor import TensorDesc
 from ge_core.ops import REGISTRY
 from ge_core.ops.registry import OpDef, OpRegistry
+from ge_core.runtime.body_chain import plan_body_chain
 from ge_core.runtime.body_epilogue import plan_body_epilogue
 from ge_core.runtime.body_gate import plan_body_gate
 from ge_core.runtime.feeds import check_feeds
@@ -210,8 +211,8 @@ class Interpreter:
     def run_body(self, body: Graph, args: list[np.ndarray | None]) -> list[np.ndarray]:
         """A fused node's outputs: its body interpreted with this interpreter's kernel calls (a Conv, MatMul
         or BatchNormalization body as one kernel and one compiled epilogue pass, a squeeze-and-excitation
-        tail as its gate's plan and one multiply, when kernels are called as registered: body_epilogue.py,
-        body_gate.py)."""
+        tail as its gate's plan and one multiply, any other body of plain ops as a list of kernel calls,
+        when kernels are called as registered: body_epilogue.py, body_gate.py, body_chain.py)."""
         plans = _body_plans(body, self.registry)
         if plans.epilogue is not None and self.registered_kernels:
             fused = plans.epilogue.run(body, args)
@@ -308,7 +309,8 @@ class _BodyPlans:
         self.dynamic = is_dynamic(body)
         self.steps = () if self.dynamic else plan_steps(body, registry)
         self.epilogue = None if self.unknown_dims else \
-            plan_body_epilogue(body, registry) or plan_body_gate(body, registry)
+            plan_body_epilogue(body, registry) or plan_body_gate(body, registry) or \
+            plan_body_chain(body, registry, _owned)
         self.shapes: Specialisations[tuple[Graph, tuple[Step, ...]]] = Specialisations(registry)
 
     def for_feeds(self, body: Graph, feeds: dict[str, np.ndarray]) -> tuple[Graph, tuple[Step, ...], Env]:
