@@ -16,6 +16,7 @@ PyTorch is optional: importing ge_core does not import it.
 import importlib
 from typing import Any
 
+import ge_core.openblas_env  # noqa: F401  (first: OpenBLAS reads its thread policy when numpy loads it)
 from ge_core.compiler import CompiledModel, compile, load_compiled
 from ge_core.config import PRECISION_MODES, CompileConfig, MemoryConfig, pass_names
 from ge_core.dynamo import TorchStats, torch_backend, torch_stats
