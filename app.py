@@ -8,7 +8,6 @@ workbench_ui hold widgets.
 
 from __future__ import annotations
 
-import ge_core.openblas_env  # noqa: F401  (first: OpenBLAS reads its thread policy when numpy loads it)
 from workbench_ui.router import run_router
 
 run_router()

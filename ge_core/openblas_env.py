@@ -1,4 +1,5 @@
-"""How numpy's OpenBLAS threads wait, set before numpy loads it: imported first by ge_core and app.py.
+"""How numpy's OpenBLAS threads wait, set before numpy loads it: imported first by ge_core (and so by
+workbench_ui, which imports ge_core before anything else).
 
 OpenBLAS's idle threads spin for OPENBLAS_THREAD_TIMEOUT (2^28 cycles by default, ~0.1 s) after every
 product before they sleep, and the variable is read once, when numpy loads the library. A model run
