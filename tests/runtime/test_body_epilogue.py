@@ -37,6 +37,21 @@ class OpByOp(Interpreter):
         return super().call_kernel(node, op, args)
 
 
+def kernel_calls(monkeypatch: pytest.MonkeyPatch, graph: Graph, feeds: dict[str, np.ndarray]) -> list[str]:
+    """The op types whose kernels a plain Executor run calls through the base class's own hook (so fast
+    paths stay allowed): a fused body taken by a plan calls none of its ops."""
+    seen: list[str] = []
+    original = Interpreter.call_kernel
+
+    def spy(self: Interpreter, node: Node, op: OpDef, args: list[np.ndarray | None]) -> Sequence[np.ndarray]:
+        seen.append(node.op_type)
+        return original(self, node, op, args)
+
+    monkeypatch.setattr(Interpreter, "call_kernel", spy)  # still the base class's own hook: fast path allowed
+    Executor(graph).run(feeds)
+    return seen
+
+
 def _graph(act: str | None, *act_inputs: str, bias: str = "conv", residual: bool = False, depthwise: bool = False,
            dtype: str = "float32", **attrs: Any) -> Graph:
     """Conv (bias as its B, or as an Add of a per-channel constant) (+ residual Add) (+ activation), fused."""
@@ -118,15 +133,7 @@ def test_depthwise_and_float64(depthwise: bool, dtype: str) -> None:
 def test_the_fast_path_is_taken(monkeypatch: pytest.MonkeyPatch) -> None:
     """A registered-kernel interpreter runs the body as one Conv call, not Conv then Relu."""
     graph = _graph("Relu")
-    seen: list[str] = []
-    original = Interpreter.call_kernel
-
-    def spy(self: Interpreter, node: Node, op: OpDef, args: list[np.ndarray | None]) -> Sequence[np.ndarray]:
-        seen.append(node.op_type)
-        return original(self, node, op, args)
-
-    monkeypatch.setattr(Interpreter, "call_kernel", spy)  # still the base class's own hook: fast path allowed
-    Executor(graph).run(_feeds(graph, seed=2))
+    seen = kernel_calls(monkeypatch, graph, _feeds(graph, seed=2))
     assert seen == []  # the Conv ran inside the plan, through conv_with_epilogue, not as body kernel calls
 
 
@@ -255,13 +262,5 @@ def test_the_matmul_fast_path_is_taken(monkeypatch: pytest.MonkeyPatch) -> None:
     graph = build([node("MatMul", ["x", "w"], "mm"), node("Add", ["mm", "b"], "biased"),
                    node("Add", ["biased", "z"], "y")], {"x": [2, 5, 8], "z": [2, 5, 6]}, ["y"], inits)
     compiled = ge_core.compile(graph, opt_level="O3").graph
-    seen: list[str] = []
-    original = Interpreter.call_kernel
-
-    def spy(self: Interpreter, node: Node, op: OpDef, args: list[np.ndarray | None]) -> Sequence[np.ndarray]:
-        seen.append(node.op_type)
-        return original(self, node, op, args)
-
-    monkeypatch.setattr(Interpreter, "call_kernel", spy)
-    Executor(compiled).run(_feeds(compiled, seed=9))
+    seen = kernel_calls(monkeypatch, compiled, _feeds(compiled, seed=9))
     assert "MatMul" not in seen and "Add" not in seen

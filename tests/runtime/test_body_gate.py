@@ -5,7 +5,6 @@ bodies of another form left to the loop."""
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
 
 import numpy as np
 import pytest
@@ -15,12 +14,10 @@ import ge_core
 from ge_core.ir import Graph
 from ge_core.ir.node import Node
 from ge_core.ops import REGISTRY
-from ge_core.ops.registry import OpDef
 from ge_core.runtime.body_gate import plan_body_gate
 from ge_core.runtime.executor import Executor
-from ge_core.runtime.interpreter import Interpreter
 from tests.passes.fusion_cases import build, node, rand
-from tests.runtime.test_body_epilogue import OpByOp
+from tests.runtime.test_body_epilogue import OpByOp, kernel_calls
 
 pytestmark = pytest.mark.skipif(os.environ.get("GE_NO_JIT") == "1", reason="GE_NO_JIT=1 turns the kernel off")
 
@@ -68,16 +65,8 @@ def test_bit_for_bit_the_nested_loop(gate_act: str, dtype: str, gate_first: bool
 
 def test_the_plan_is_taken(monkeypatch: pytest.MonkeyPatch) -> None:
     graph = _se_block("HardSigmoid")
-    seen: list[str] = []
-    original = Interpreter.call_kernel
-
-    def spy(self: Interpreter, node: Node, op: OpDef, args: list[np.ndarray | None]) -> Sequence[np.ndarray]:
-        seen.append(node.op_type)
-        return original(self, node, op, args)
-
-    monkeypatch.setattr(Interpreter, "call_kernel", spy)
-    Executor(graph).run(_feeds(graph, seed=12))
-    assert seen == ["GlobalAveragePool"]  # the Conv, its activation and the Mul ran inside the plan
+    # the Conv, its activation and the Mul ran inside the plan
+    assert kernel_calls(monkeypatch, graph, _feeds(graph, seed=12)) == ["GlobalAveragePool"]
 
 
 def test_a_gate_that_does_not_broadcast_per_channel_is_left_to_the_loop() -> None:
