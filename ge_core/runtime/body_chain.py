@@ -19,9 +19,8 @@ import numpy as np
 
 from ge_core.ir.graph import Graph
 from ge_core.ir.node import Node
-from ge_core.ops.registry import OpRegistry
+from ge_core.ops.registry import KernelFn, OpRegistry
 
-Kernel = Callable[[Node, list[np.ndarray | None]], Sequence[np.ndarray]]
 Owned = Callable[[np.ndarray, bool], np.ndarray]  # the interpreter's ownership rule for outputs
 
 
@@ -29,7 +28,7 @@ Owned = Callable[[np.ndarray, bool], np.ndarray]  # the interpreter's ownership 
 class ChainPlan:
     """The body's nodes in order, each with its registered kernel."""
 
-    steps: tuple[tuple[Node, Kernel], ...]
+    steps: tuple[tuple[Node, KernelFn], ...]
     owned: Owned
     borrowed: frozenset[str]  # the body's constants and inputs: an output that is one of them is copied
 

@@ -26,7 +26,7 @@ kernel.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -37,9 +37,7 @@ from ge_core.ops import epilogue
 from ge_core.ops.conv import conv_transpose_with_epilogue, conv_with_epilogue
 from ge_core.ops.epilogue import Act, Epilogue
 from ge_core.ops.norm import batch_norm_affine, batch_norm_is_per_channel
-from ge_core.ops.registry import OpRegistry
-
-Kernel = Callable[[Node, list[np.ndarray | None]], list[np.ndarray]]
+from ge_core.ops.registry import KernelFn, OpRegistry
 
 # Heads that produce a fresh accumulator and take the epilogue themselves: (node, inputs, residual, bias,
 # ending) -> the body's output, or None when the compiled pass cannot run.
@@ -55,7 +53,8 @@ class EpiloguePlan:
     residual: str | None  # an Add's operand of the head output's shape
     ending: Epilogue
     tail: Node | None = None  # a last activation with no epilogue form, run as its own kernel
-    kernels: tuple[Kernel | None, Kernel | None] = (None, None)  # the MatMul head's and the tail's
+    head_kernel: KernelFn | None = None  # a MatMul head's (Conv heads and BatchNormalization have their own)
+    tail_kernel: KernelFn | None = None
 
     def run(self, body: Graph, args: Sequence[np.ndarray | None]) -> list[np.ndarray] | None:
         """The body's one output, or None when the compiled pass cannot run on these values."""
@@ -75,17 +74,15 @@ class EpiloguePlan:
         y = self._head_and_epilogue(inputs, x, bias, residual)
         if y is None or self.tail is None:
             return None if y is None else [y]
-        tail_kernel = self.kernels[1]
-        assert tail_kernel is not None
-        return tail_kernel(self.tail, [y, *(value(t) if t else None for t in self.tail.inputs[1:])])
+        assert self.tail_kernel is not None
+        return self.tail_kernel(self.tail, [y, *(value(t) if t else None for t in self.tail.inputs[1:])])
 
     def _head_and_epilogue(self, inputs: list[np.ndarray | None], x: np.ndarray, bias: np.ndarray | None,
                            residual: np.ndarray | None) -> np.ndarray | None:
         if self.head.op_type in HEADS:
             return HEADS[self.head.op_type](self.head, inputs, residual, bias, self.ending)
-        head_kernel = self.kernels[0]
-        if head_kernel is not None:  # MatMul: a fresh product, then the epilogue along its last axis
-            y = head_kernel(self.head, inputs)[0]
+        if self.head_kernel is not None:  # MatMul: a fresh product, then the epilogue along its last axis
+            y = self.head_kernel(self.head, inputs)[0]
             if not (y.flags.c_contiguous and y.flags.writeable and y.dtype == x.dtype and y.ndim >= 2):
                 return None
             if bias is not None or residual is not None or self.ending.act != Act.NONE:
@@ -139,8 +136,8 @@ def plan_body_epilogue(body: Graph, registry: OpRegistry) -> EpiloguePlan | None
     if current != body.outputs[0] or len(nodes) < 2:
         return None
     head_kernel = _kernel(registry, head) if head.op_type == "MatMul" else None
-    return EpiloguePlan(head, bias, residual, ending or Epilogue(), tail,
-                        (head_kernel, None if tail is None else _kernel(registry, tail)))
+    return EpiloguePlan(head, bias, residual, ending or Epilogue(), tail, head_kernel,
+                        None if tail is None else _kernel(registry, tail))
 
 
 def _fused_linear(node: Node, registry: OpRegistry) -> tuple[Node, str] | None:
@@ -158,7 +155,7 @@ def _fused_linear(node: Node, registry: OpRegistry) -> tuple[Node, str] | None:
     return inner.head, inner.bias
 
 
-def _kernel(registry: OpRegistry, node: Node) -> Kernel:
+def _kernel(registry: OpRegistry, node: Node) -> KernelFn:
     op = registry.get(node.op_type, node.domain)
     assert op is not None
     return op.kernel

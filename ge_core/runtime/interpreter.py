@@ -214,8 +214,8 @@ class Interpreter:
         tail as its gate's plan and one multiply, any other body of plain ops as a list of kernel calls,
         when kernels are called as registered: body_epilogue.py, body_gate.py, body_chain.py)."""
         plans = _body_plans(body, self.registry)
-        if plans.epilogue is not None and self.registered_kernels:
-            fused = plans.epilogue.run(body, args)
+        if plans.fast_path is not None and self.registered_kernels:
+            fused = plans.fast_path.run(body, args)
             if fused is not None:
                 return fused
         feeds = dict(zip(body.inputs, [x for x in args if x is not None], strict=True))  # all present
@@ -308,7 +308,8 @@ class _BodyPlans:
         self.unknown_dims = any(not body.desc(t).is_static for t in (*body.inputs, *body.outputs))
         self.dynamic = is_dynamic(body)
         self.steps = () if self.dynamic else plan_steps(body, registry)
-        self.epilogue = None if self.unknown_dims else \
+        # The first fast path that fits (only with known dims): an epilogue, a gate, or a plain kernel list.
+        self.fast_path = None if self.unknown_dims else \
             plan_body_epilogue(body, registry) or plan_body_gate(body, registry) or \
             plan_body_chain(body, registry, _owned)
         self.shapes: Specialisations[tuple[Graph, tuple[Step, ...]]] = Specialisations(registry)
