@@ -1,8 +1,6 @@
 """Importing ge_core first sets OpenBLAS's idle threads to sleep at once (ge_core/openblas_env.py): after a
 two-thread product they take no CPU, where OpenBLAS's default keeps one spinning ~0.1 s. A value the user
-set is kept (the control below sets the default back and sees the spin). numba's threads are off in the
-child, so that a large product runs on OpenBLAS's threads (with them on, it is split over numba's: gemm_jit.py),
-as it does in a forked sweep child or with GE_JIT_THREADS=0."""
+set is kept (the control below sets the default back and sees the spin)."""
 
 from __future__ import annotations
 
@@ -34,7 +32,6 @@ print((time.process_time() - start) * 1e3)
 def _cpu_ms_while_idle(timeout: str | None, first: str = "ge_core") -> float:
     env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_THREAD_TIMEOUT"}
     env["PYTHONPATH"] = str(REPO)
-    env["GE_JIT_THREADS"] = "0"
     if timeout is not None:
         env["OPENBLAS_THREAD_TIMEOUT"] = timeout
     done = subprocess.run([sys.executable, "-c", SCRIPT.format(first=first)], env=env, capture_output=True,
