@@ -4,9 +4,13 @@
 
 Per model: ge_core's Executor (the reference CPU path) on the graph as loaded and on the graph compiled at
 O3 (BatchNorm folded, fused nodes: the counterpart of ORT's own graph optimisations), and ONNX Runtime's
-default CPU session (all graph optimisations, its fused kernels), run one after the other in each repeat in
-one process. A ratio is the median of the per-repeat ratios, so a slow spell on this shared machine slows
-all three runs of a repeat instead of one column; absolute times are not to be trusted, ratios are.
+default CPU session (all graph optimisations, its fused kernels), alternating in one process: each repeat
+runs ORT, the graph as loaded, ORT, the O3 graph. Each of our runs is timed right after an ORT run and
+compared with it, and ORT always runs right after one of ours, so neither side starts on thread pools or
+caches that its own previous run left warm (until this round the O3 run came right after the as-loaded
+run; measured in-process, that placement made it 5-10% faster than right after ORT). A ratio is the
+median of the per-repeat ratios, so a slow spell on this shared machine slows both runs of a pair instead
+of one column; absolute times are not to be trusted, ratios are.
 The geomean is over every model in the table; the target (issue 15) is <= 2.5x on each model whose ORT run
 takes >= 5 ms and a geomean <= 1.8x.
 
@@ -70,18 +74,27 @@ def timed(fn: Callable[[], object]) -> float:
     return time.perf_counter() - start
 
 
-def alternating(runs: list[Callable[[], object]], repeat: int) -> list[list[float]]:
-    """Seconds of each run per repeat, the runs back to back in each repeat (after one warm-up each)."""
-    for run in runs:
+def alternating(ours: list[Callable[[], object]], theirs: Callable[[], object], repeat: int
+                ) -> list[list[tuple[float, float]]]:
+    """Per repeat, per run of ours: its seconds and those of the `theirs` run just before it (each of ours
+    runs right after one of theirs; after one warm-up each)."""
+    for run in [*ours, theirs]:
         run()  # warm-up: first-call allocations, ORT's lazy init
-    return [[timed(run) for run in runs] for _ in range(repeat)]
+
+    def after_theirs(run: Callable[[], object]) -> tuple[float, float]:
+        before = timed(theirs)
+        return timed(run), before
+
+    return [[after_theirs(run) for run in ours] for _ in range(repeat)]
 
 
-def medians(rows: list[list[float]]) -> tuple[list[float], list[float]]:
-    """Median ms of each column, and the median per-repeat ratio of each column to the last one."""
+def medians(rows: list[list[tuple[float, float]]]) -> tuple[list[float], list[float]]:
+    """Median ms of each of our runs then of theirs (all their runs), and the median per-pair ratio of each
+    of ours to the run of theirs just before it."""
     columns = list(zip(*rows, strict=True))
-    ms = [statistics.median(c) * 1e3 for c in columns]
-    ratios = [statistics.median(a / b for a, b in zip(c, columns[-1], strict=True)) for c in columns]
+    ms = [statistics.median(ours for ours, _ in c) * 1e3 for c in columns]
+    ms.append(statistics.median(theirs for c in columns for _, theirs in c) * 1e3)
+    ratios = [statistics.median(ours / theirs for ours, theirs in c) for c in columns]
     return ms, ratios
 
 
@@ -111,13 +124,13 @@ def bench_model(name: str, shapes: str, repeat: int, threads: int) -> Row:
     feeds = ge_core.random_feeds(graph, seed=0)
     loaded, optimised = ge_core.Executor(graph), ge_core.Executor(compiled)
     sess = session(data, threads)
-    rows = alternating([lambda: loaded.run(feeds), lambda: optimised.run(feeds), lambda: sess.run(None, feeds)],
+    rows = alternating([lambda: loaded.run(feeds), lambda: optimised.run(feeds)], lambda: sess.run(None, feeds),
                        repeat)
     ms, ratios = medians(rows)
     want = sess.run([graph.outputs[0]], feeds)[0]
     errors = [float(np.max(np.abs(ex.run(feeds).outputs[graph.outputs[0]] - want))) for ex in (loaded, optimised)]
     error = max(errors) / max(float(np.max(np.abs(want))), 1e-12)
-    return Row(name, (len(graph.nodes), len(compiled.nodes)), ms, ratios[:2], error)
+    return Row(name, (len(graph.nodes), len(compiled.nodes)), ms, ratios, error)
 
 
 def relu_chain(nodes: int) -> bytes:
