@@ -207,12 +207,12 @@ def conv_forward(x: np.ndarray, w: np.ndarray, group: int, win: Window) -> np.nd
         if x.ndim in (3, 4):  # 1-D and 2-D: contiguous-row taps (conv_depthwise.py)
             return depthwise2d_or_1d(pad_input(x, win, 0), w, group, win)
         return _depthwise(pad_input(x, win, 0), w, group, win)
-    if _takes_slabs(x, w, group, win):  # slabs of rows, one thread pool (conv_gemm_jit.py)
-        return conv_gemm_jit.conv(x, w, win)
     if _pointwise(win):
         return _gemm(x.reshape(x.shape[0], group, -1, math.prod(x.shape[2:])), w, group, win.out)
     if use_tap_gemm(x, w, group, win):  # few output channels: no column buffer (conv_taps.py)
         return tap_gemm_conv(pad_input(x, win, 0), w, win)
+    if conv_gemm_jit.supports(x, w, group):  # slabs of rows, one thread pool (conv_gemm_jit.py)
+        return conv_gemm_jit.conv(x, w, win)
     if conv_im2col_jit.supports(x) and _column_bytes(x, win) <= IM2COL_BUDGET_BYTES:  # compiled, threaded
         cols = conv_im2col_jit.im2col(x, win)
         return _gemm(cols.reshape(x.shape[0], group, -1, math.prod(win.out)), w, group, win.out)
@@ -238,9 +238,8 @@ def _pointwise(win: Window) -> bool:
 
 
 def _takes_slabs(x: np.ndarray, w: np.ndarray, group: int, win: Window) -> bool:
-    """Whether conv_forward runs this conv as conv_gemm_jit's slabs: an ungrouped 2-D one that is pointwise
-    (its input's rows are the columns) or has too many output channels for the tap GEMM."""
-    return (_pointwise(win) or not use_tap_gemm(x, w, group, win)) and conv_gemm_jit.supports(x, w, group)
+    """Whether conv_forward runs this conv as conv_gemm_jit's slabs (no cheaper path applies)."""
+    return not _pointwise(win) and not use_tap_gemm(x, w, group, win) and conv_gemm_jit.supports(x, w, group)
 
 
 def _column_bytes(x: np.ndarray, win: Window) -> int:

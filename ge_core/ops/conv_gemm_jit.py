@@ -60,10 +60,9 @@ gemm: Any = compiled(_gemm)
 
 def _conv_slabs(x: np.ndarray, wmat: np.ndarray, y: np.ndarray, kernel: tuple[int, int],
                 strides: tuple[int, int], dilations: tuple[int, int], pads: tuple[int, int], rows_per_slab: int,
-                pointwise: bool, ending: bool, flat: np.ndarray, bias: np.ndarray, residual: np.ndarray, act: int,
+                ending: bool, flat: np.ndarray, bias: np.ndarray, residual: np.ndarray, act: int,
                 params: np.ndarray) -> None:
-    """y (N, M, OH, OW) = conv(x (N, C, H, W), wmat (M, C*kh*kw)), one task per (image, slab of output rows);
-    a `pointwise` conv (1x1, stride 1, no pads) multiplies the input's rows as they are, no columns built.
+    """y (N, M, OH, OW) = conv(x (N, C, H, W), wmat (M, C*kh*kw)), one task per (image, slab of output rows).
     With `ending`, each slab then gets epilogue.py's pass while it is in cache: flat is y as (N, M, OH*OW),
     residual of that shape or empty, bias one per channel or empty."""
     n, c = x.shape[0], x.shape[1]
@@ -72,31 +71,25 @@ def _conv_slabs(x: np.ndarray, wmat: np.ndarray, y: np.ndarray, kernel: tuple[in
     oh, ow = y.shape[2], y.shape[3]
     slabs = (oh + rows_per_slab - 1) // rows_per_slab
     size = y.itemsize
-    w0, x0, y0 = np.int64(wmat.ctypes.data), np.int64(x.ctypes.data), np.int64(y.ctypes.data)
+    w0, y0 = np.int64(wmat.ctypes.data), np.int64(y.ctypes.data)
     for task in prange(n * slabs):  # (image, slab) tasks, split over threads
         b, s = task // slabs, task % slabs
         r0 = s * rows_per_slab
         rows = min(oh, r0 + rows_per_slab) - r0
+        cols = np.empty((1, c, kh, kw, rows, ow), dtype=y.dtype)
+        for ch in range(c):
+            for i in range(kh):
+                fill_block(x, b, ch, i, kernel, strides, dilations, pads, cols, 0, r0)
         count = rows * ow
-        out = y0 + (b * m * oh * ow + r0 * ow) * size
-        if pointwise:  # the input's rows are the columns: (C, OH*OW) at the slab's first pixel
-            gemm(size, m, count, k, w0, k, x0 + (b * c * oh * ow + r0 * ow) * size, oh * ow, out, oh * ow)
-        else:
-            cols = np.empty((1, c, kh, kw, rows, ow), dtype=y.dtype)
-            for ch in range(c):
-                for i in range(kh):
-                    fill_block(x, b, ch, i, kernel, strides, dilations, pads, cols, 0, r0)
-            gemm(size, m, count, k, w0, k, np.int64(cols.ctypes.data), count, out, oh * ow)
+        gemm(size, m, count, k, w0, k, np.int64(cols.ctypes.data), count, y0 + (b * m * oh * ow + r0 * ow) * size,
+             oh * ow)
         if ending:
             for ch in range(m):
                 apply_row(flat, b, ch, r0 * ow, r0 * ow + count, bias, residual, act, params, False)
 
 
 # exact: the inlined epilogue rounds as numpy does (no fused multiply-adds); the copies and GEMM do not care
-# threaded from the size at which numpy's matmul takes a second BLAS thread (blas.py): below it the slabs
-# run one after another on the calling thread, no pool to wake
-_KERNEL: ThreadedKernel | None = threaded(_conv_slabs, exact=True, min_work=int(blas.SMALL_GEMM_FLOPS) // 2) \
-    if gemm is not None else None
+_KERNEL: ThreadedKernel | None = threaded(_conv_slabs, exact=True, min_work=0) if gemm is not None else None
 _bound: list[bool | None] = [None]  # whether the symbols are bound (None: not tried yet)
 
 
@@ -132,8 +125,6 @@ def conv(x: np.ndarray, w: np.ndarray, win: Window, bias: np.ndarray | None = No
     y = np.empty((n, m, oh, ow), dtype=x.dtype)
     if y.size == 0:
         return y
-    pointwise = win.kernel == (1, 1) and win.strides == (1, 1) and not any(win.pads_begin) and \
-        not any(win.pads_end)
     rows = max(1, SLAB_BYTES // (k * ow * x.itemsize))
     threads = jit.thread_count()
     if n * math.ceil(oh / rows) < threads:  # at least one slab per thread
@@ -142,6 +133,6 @@ def conv(x: np.ndarray, w: np.ndarray, win: Window, bias: np.ndarray | None = No
     fused = ending is not None
     args = kernel_args(flat, bias, residual, ending if ending is not None else Epilogue())
     blas.one_thread()  # each task's GEMM is one single-threaded call
-    _KERNEL(np.ascontiguousarray(x), np.ascontiguousarray(w.reshape(m, k)), y, win.kernel, win.strides,
-            win.dilations, win.pads_begin, rows, pointwise, fused, flat, *args, work=n * m * k * oh * ow)
+    _KERNEL.threaded(np.ascontiguousarray(x), np.ascontiguousarray(w.reshape(m, k)), y, win.kernel, win.strides,
+                     win.dilations, win.pads_begin, rows, fused, flat, *args)
     return y

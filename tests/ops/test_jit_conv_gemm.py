@@ -111,28 +111,12 @@ def test_a_models_3x3_conv_runs_as_slabs_and_matches_onnx_runtime(slab_calls: li
     assert slab_calls == [(2, 16, 30, 40)] * 2
 
 
-def test_conv_forward_takes_it_unless_the_tap_gemm_applies(slab_calls: list[tuple[int, ...]]) -> None:
+def test_conv_forward_takes_it_only_where_no_cheaper_path_applies(slab_calls: list[tuple[int, ...]]) -> None:
     rng = np.random.default_rng(1)
     x = rng.standard_normal((1, 8, 12, 12)).astype(np.float32)
-    few_outputs = rng.standard_normal((2, 8, 3, 3)).astype(np.float32)  # conv_taps.py's case
-    win = Window((3, 3), (1, 1), (1, 1), (1, 1), (1, 1), (12, 12))
-    conv.conv_forward(x, few_outputs, 1, win)
+    pointwise = Window((1, 1), (1, 1), (1, 1), (0, 0), (0, 0), (12, 12))  # a plain GEMM, no columns
+    conv.conv_forward(x, rng.standard_normal((16, 8, 1, 1)).astype(np.float32), 1, pointwise)
     assert slab_calls == []
+    win = Window((3, 3), (1, 1), (1, 1), (1, 1), (1, 1), (12, 12))
     conv.conv_forward(x, rng.standard_normal((16, 8, 3, 3)).astype(np.float32), 1, win)
-    pointwise = Window((1, 1), (1, 1), (1, 1), (0, 0), (0, 0), (12, 12))
-    conv.conv_forward(x, rng.standard_normal((2, 8, 1, 1)).astype(np.float32), 1, pointwise)
-    assert slab_calls == [(1, 8, 12, 12)] * 2
-
-
-@pytest.mark.parametrize("slab_bytes", [1, conv_gemm_jit.SLAB_BYTES])
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_a_pointwise_conv_multiplies_the_input_rows(slab_bytes: int, dtype: type,
-                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(conv_gemm_jit, "SLAB_BYTES", slab_bytes)
-    rng = np.random.default_rng(3)
-    x = rng.standard_normal((2, 64, 28, 30)).astype(dtype)
-    w = rng.standard_normal((96, 64, 1, 1)).astype(dtype)
-    win = Window((1, 1), (1, 1), (1, 1), (0, 0), (0, 0), (28, 30))
-    want = np.matmul(w.reshape(96, 64), x.reshape(2, 64, -1)).reshape(2, 96, 28, 30)
-    np.testing.assert_allclose(conv_gemm_jit.conv(x, w, win), want, rtol=1e-5 if dtype == np.float32 else 1e-12,
-                               atol=1e-4 if dtype == np.float32 else 1e-12)
+    assert slab_calls == [(1, 8, 12, 12)]
