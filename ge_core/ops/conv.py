@@ -161,8 +161,6 @@ def conv_with_epilogue(node: Node, inputs: list[np.ndarray | None], residual: np
     assert win is not None
     if conv_depthwise_jit.supports(x, w, group):  # its own bias starts the accumulators, as in _conv
         y, bias = conv_depthwise_jit.depthwise(x, w, own_bias, win), bias
-    elif _takes_slabs(x, w, group, win):  # the pass on each slab of rows as it is made (conv_gemm_jit.py)
-        return conv_gemm_jit.conv(x, w, win, bias if bias is not None else own_bias, residual, ending)
     else:
         y, bias = conv_forward(x, w, group, win), (bias if bias is not None else own_bias)
     epilogue.apply(y, bias, residual, ending)  # y is a fresh array of x's dtype
@@ -207,11 +205,12 @@ def conv_forward(x: np.ndarray, w: np.ndarray, group: int, win: Window) -> np.nd
         if x.ndim in (3, 4):  # 1-D and 2-D: contiguous-row taps (conv_depthwise.py)
             return depthwise2d_or_1d(pad_input(x, win, 0), w, group, win)
         return _depthwise(pad_input(x, win, 0), w, group, win)
-    if _pointwise(win):
+    if all(k == 1 for k in win.kernel) and all(s == 1 for s in win.strides) and \
+            not any(win.pads_begin) and not any(win.pads_end):
         return _gemm(x.reshape(x.shape[0], group, -1, math.prod(x.shape[2:])), w, group, win.out)
     if use_tap_gemm(x, w, group, win):  # few output channels: no column buffer (conv_taps.py)
         return tap_gemm_conv(pad_input(x, win, 0), w, win)
-    if conv_gemm_jit.supports(x, w, group):  # slabs of rows, one thread pool (conv_gemm_jit.py)
+    if x.ndim == 4 and conv_gemm_jit.supports(x, w, group):  # slabs of rows, one thread pool (conv_gemm_jit.py)
         return conv_gemm_jit.conv(x, w, win)
     if conv_im2col_jit.supports(x) and _column_bytes(x, win) <= IM2COL_BUDGET_BYTES:  # compiled, threaded
         cols = conv_im2col_jit.im2col(x, win)
@@ -229,17 +228,6 @@ def conv_forward(x: np.ndarray, w: np.ndarray, group: int, win: Window) -> np.nd
                       (r1 - r0, *win.out[1:]))
         y[:, :, r0:r1] = _im2col_conv(xp[:, :, lo:hi], w, group, slab)
     return y
-
-
-def _pointwise(win: Window) -> bool:
-    """A 1x1 conv with stride 1 and no pads: one GEMM on the input as it is."""
-    return all(k == 1 for k in win.kernel) and all(s == 1 for s in win.strides) and \
-        not any(win.pads_begin) and not any(win.pads_end)
-
-
-def _takes_slabs(x: np.ndarray, w: np.ndarray, group: int, win: Window) -> bool:
-    """Whether conv_forward runs this conv as conv_gemm_jit's slabs (no cheaper path applies)."""
-    return not _pointwise(win) and not use_tap_gemm(x, w, group, win) and conv_gemm_jit.supports(x, w, group)
 
 
 def _column_bytes(x: np.ndarray, win: Window) -> int:

@@ -25,7 +25,6 @@ import numpy as np
 
 from ge_core.ops import blas, jit
 from ge_core.ops.conv_im2col_jit import fill_block
-from ge_core.ops.epilogue import Epilogue, apply_row, kernel_args
 from ge_core.ops.jit import ThreadedKernel, compiled, numba, prange, threaded
 from ge_core.ops.spatial import Window
 
@@ -59,12 +58,9 @@ gemm: Any = compiled(_gemm)
 
 
 def _conv_slabs(x: np.ndarray, wmat: np.ndarray, y: np.ndarray, kernel: tuple[int, int],
-                strides: tuple[int, int], dilations: tuple[int, int], pads: tuple[int, int], rows_per_slab: int,
-                ending: bool, flat: np.ndarray, bias: np.ndarray, residual: np.ndarray, act: int,
-                params: np.ndarray) -> None:
-    """y (N, M, OH, OW) = conv(x (N, C, H, W), wmat (M, C*kh*kw)), one task per (image, slab of output rows).
-    With `ending`, each slab then gets epilogue.py's pass while it is in cache: flat is y as (N, M, OH*OW),
-    residual of that shape or empty, bias one per channel or empty."""
+                strides: tuple[int, int], dilations: tuple[int, int], pads: tuple[int, int],
+                rows_per_slab: int) -> None:
+    """y (N, M, OH, OW) = conv(x (N, C, H, W), wmat (M, C*kh*kw)), one task per (image, slab of output rows)."""
     n, c = x.shape[0], x.shape[1]
     m, k = wmat.shape
     kh, kw = kernel
@@ -83,13 +79,9 @@ def _conv_slabs(x: np.ndarray, wmat: np.ndarray, y: np.ndarray, kernel: tuple[in
         count = rows * ow
         gemm(size, m, count, k, w0, k, np.int64(cols.ctypes.data), count, y0 + (b * m * oh * ow + r0 * ow) * size,
              oh * ow)
-        if ending:
-            for ch in range(m):
-                apply_row(flat, b, ch, r0 * ow, r0 * ow + count, bias, residual, act, params, False)
 
 
-# exact: the inlined epilogue rounds as numpy does (no fused multiply-adds); the copies and GEMM do not care
-_KERNEL: ThreadedKernel | None = threaded(_conv_slabs, exact=True, min_work=0) if gemm is not None else None
+_KERNEL: ThreadedKernel | None = threaded(_conv_slabs, min_work=0) if gemm is not None else None
 _bound: list[bool | None] = [None]  # whether the symbols are bound (None: not tried yet)
 
 
@@ -113,11 +105,8 @@ def supports(x: np.ndarray, w: np.ndarray, group: int) -> bool:
         jit.thread_count() > 1 and _ready()
 
 
-def conv(x: np.ndarray, w: np.ndarray, win: Window, bias: np.ndarray | None = None,
-         residual: np.ndarray | None = None, ending: Epilogue | None = None) -> np.ndarray:
-    """conv(x, w) for one resolved window (supports() holds), then with `ending` epilogue.py's pass
-    act(y + bias + residual) on each slab as it is made (bias one value per output channel, residual of
-    the output's shape)."""
+def conv(x: np.ndarray, w: np.ndarray, win: Window) -> np.ndarray:
+    """conv(x, w) for one resolved window, no bias (supports() holds)."""
     assert _KERNEL is not None
     n, m = x.shape[0], w.shape[0]
     k = math.prod(w.shape[1:])
@@ -129,10 +118,7 @@ def conv(x: np.ndarray, w: np.ndarray, win: Window, bias: np.ndarray | None = No
     threads = jit.thread_count()
     if n * math.ceil(oh / rows) < threads:  # at least one slab per thread
         rows = math.ceil(oh * n / threads)
-    flat = y.reshape(n, m, oh * ow)
-    fused = ending is not None
-    args = kernel_args(flat, bias, residual, ending if ending is not None else Epilogue())
     blas.one_thread()  # each task's GEMM is one single-threaded call
     _KERNEL.threaded(np.ascontiguousarray(x), np.ascontiguousarray(w.reshape(m, k)), y, win.kernel, win.strides,
-                     win.dilations, win.pads_begin, rows, fused, flat, *args)
+                     win.dilations, win.pads_begin, rows)
     return y

@@ -21,12 +21,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import IntEnum
-from typing import Any
 
 import numpy as np
 
 from ge_core.ir.node import Node
-from ge_core.ops.jit import compiled, prange, threaded
+from ge_core.ops.jit import prange, threaded
 
 
 class Act(IntEnum):
@@ -54,78 +53,69 @@ class Epilogue:
 ADDS = Epilogue(adds=True)  # the epilogue fact of Add and of a two-input Sum
 
 
-def _apply_row(y: np.ndarray, b: int, ch: int, lo: int, hi: int, bias: np.ndarray, residual: np.ndarray,
-               act: int, params: np.ndarray, bias_per_column: bool) -> None:
-    """Row (b, ch) of y (N, C, L), elements [lo, hi) <- act(y + bias[c] + residual), in place (bias[l] with
-    bias_per_column: a MatMul's bias, one value per output feature, its rows as C); an empty bias or residual
-    is skipped. params
+def _apply(y: np.ndarray, bias: np.ndarray, residual: np.ndarray, act: int, params: np.ndarray,
+           bias_per_column: bool) -> None:
+    """y (N, C, L) <- act(y + bias[c] + residual), in place (bias[l] with bias_per_column: a MatMul's bias,
+    one value per output feature, its rows as C); an empty bias or residual is skipped. params
     holds p0, p1 and the constants 0, 1, 6, 1/2 in y's dtype, so float32 arithmetic stays float32 as in
     numpy's kernels (a float64 literal would widen it). Per channel row, the sums are one loop and the
     activation another, each with its tests outside it: with every test inside one loop the compiler kept
     it scalar (measured: (64, 1280) float32 with Relu 32 us, 2-3 us split). The row is still in cache for
     the second loop, and the arithmetic is unchanged. Indices are unsigned (no negative-index check)."""
+    n, c, length = y.shape
     has_bias, has_residual = bias.size > 0, residual.size > 0
     p0, p1, zero, one, six, half = params[0], params[1], params[2], params[3], params[4], params[5]
-    if has_bias and bias_per_column and has_residual:
-        for i in range(lo, hi):
-            u = np.uint64(i)
-            y[b, ch, u] = y[b, ch, u] + bias[u] + residual[b, ch, u]
-    elif has_bias and bias_per_column:
-        for i in range(lo, hi):
-            u = np.uint64(i)
-            y[b, ch, u] = y[b, ch, u] + bias[u]
-    elif has_bias and has_residual:
-        shift = bias[ch]
-        for i in range(lo, hi):
-            u = np.uint64(i)
-            y[b, ch, u] = y[b, ch, u] + shift + residual[b, ch, u]
-    elif has_bias:
-        shift = bias[ch]
-        for i in range(lo, hi):
-            u = np.uint64(i)
-            y[b, ch, u] = y[b, ch, u] + shift
-    elif has_residual:
-        for i in range(lo, hi):
-            u = np.uint64(i)
-            y[b, ch, u] = y[b, ch, u] + residual[b, ch, u]
-    if act == 1:
-        for i in range(lo, hi):
-            u = np.uint64(i)
-            v = y[b, ch, u]
-            y[b, ch, u] = zero if v < zero else v  # NaN passes, as np.maximum's does
-    elif act == 2:
-        for i in range(lo, hi):
-            u = np.uint64(i)
-            v = y[b, ch, u]
-            y[b, ch, u] = p0 * v if v < zero else v
-    elif act == 3:  # max then min, as np.clip's ONNX form: min > max gives max everywhere
-        for i in range(lo, hi):
-            u = np.uint64(i)
-            v = y[b, ch, u]
-            v = p0 if v < p0 else v
-            y[b, ch, u] = p1 if v > p1 else v
-    elif act == 4:
-        for i in range(lo, hi):
-            u = np.uint64(i)
-            t = p0 * y[b, ch, u] + p1
-            y[b, ch, u] = zero if t < zero else (one if t > one else t)
-    elif act == 5:
-        for i in range(lo, hi):
-            u = np.uint64(i)
-            v = y[b, ch, u]
-            t = v / six + half
-            y[b, ch, u] = v * (zero if t < zero else (one if t > one else t))
-
-
-apply_row: Any = compiled(_apply_row, exact=True, inline=True)  # also called by conv_gemm_jit.py on a slab of rows
-
-
-def _apply(y: np.ndarray, bias: np.ndarray, residual: np.ndarray, act: int, params: np.ndarray,
-           bias_per_column: bool) -> None:
-    """y (N, C, L) <- act(y + bias[c] + residual), in place, a channel row at a time (_apply_row)."""
-    n, c, length = y.shape
     for p in prange(n * c):  # channels, split over threads
-        apply_row(y, p // c, p % c, 0, length, bias, residual, act, params, bias_per_column)
+        b, ch = p // c, p % c
+        if has_bias and bias_per_column and has_residual:
+            for i in range(length):
+                u = np.uint64(i)
+                y[b, ch, u] = y[b, ch, u] + bias[u] + residual[b, ch, u]
+        elif has_bias and bias_per_column:
+            for i in range(length):
+                u = np.uint64(i)
+                y[b, ch, u] = y[b, ch, u] + bias[u]
+        elif has_bias and has_residual:
+            shift = bias[ch]
+            for i in range(length):
+                u = np.uint64(i)
+                y[b, ch, u] = y[b, ch, u] + shift + residual[b, ch, u]
+        elif has_bias:
+            shift = bias[ch]
+            for i in range(length):
+                u = np.uint64(i)
+                y[b, ch, u] = y[b, ch, u] + shift
+        elif has_residual:
+            for i in range(length):
+                u = np.uint64(i)
+                y[b, ch, u] = y[b, ch, u] + residual[b, ch, u]
+        if act == 1:
+            for i in range(length):
+                u = np.uint64(i)
+                v = y[b, ch, u]
+                y[b, ch, u] = zero if v < zero else v  # NaN passes, as np.maximum's does
+        elif act == 2:
+            for i in range(length):
+                u = np.uint64(i)
+                v = y[b, ch, u]
+                y[b, ch, u] = p0 * v if v < zero else v
+        elif act == 3:  # max then min, as np.clip's ONNX form: min > max gives max everywhere
+            for i in range(length):
+                u = np.uint64(i)
+                v = y[b, ch, u]
+                v = p0 if v < p0 else v
+                y[b, ch, u] = p1 if v > p1 else v
+        elif act == 4:
+            for i in range(length):
+                u = np.uint64(i)
+                t = p0 * y[b, ch, u] + p1
+                y[b, ch, u] = zero if t < zero else (one if t > one else t)
+        elif act == 5:
+            for i in range(length):
+                u = np.uint64(i)
+                v = y[b, ch, u]
+                t = v / six + half
+                y[b, ch, u] = v * (zero if t < zero else (one if t > one else t))
 
 
 apply_kernel = threaded(_apply, exact=True, min_work=1 << 20)  # threaded from 1M elements (~50 us serially)
@@ -144,18 +134,11 @@ def apply(y: np.ndarray, bias: np.ndarray | None, residual: np.ndarray | None, e
     channels) or, with bias_axis=-1, of its last axis (a MatMul's output features). `runs_on(y.dtype)` must
     hold, y (N, C, ...) or (..., F) must be C-contiguous and writable, residual of y's shape."""
     assert apply_kernel is not None
+    dtype = y.dtype
+    no_bias, no_residual = _NONE[dtype]
     per_column = bias_axis == -1
     flat = y.reshape(1, -1, y.shape[-1]) if per_column else y.reshape(y.shape[0], y.shape[1], -1)
-    apply_kernel(flat, *kernel_args(flat, bias, residual, ending), per_column, work=flat.size)
-
-
-def kernel_args(flat: np.ndarray, bias: np.ndarray | None, residual: np.ndarray | None, ending: Epilogue
-                ) -> tuple[np.ndarray, np.ndarray, int, np.ndarray]:
-    """The compiled pass's bias, residual, activation code and params for flat (N, C, L): empty arrays for
-    no bias or residual, the residual as flat's shape, every value in flat's dtype."""
-    dtype = flat.dtype
-    no_bias, no_residual = _NONE[dtype]
     b = no_bias if bias is None else np.ascontiguousarray(bias.reshape(-1), dtype=dtype)
     r = no_residual if residual is None else np.ascontiguousarray(residual, dtype=dtype).reshape(flat.shape)
     params = np.array([ending.p0, ending.p1, 0.0, 1.0, 6.0, 0.5], dtype=dtype)
-    return b, r, int(ending.act), params
+    apply_kernel(flat, b, r, int(ending.act), params, per_column, work=flat.size)

@@ -48,18 +48,16 @@ _OPTIONS: dict[str, Any] = {"cache": True, "nogil": True, "fastmath": {"contract
                             "error_model": "numpy"}
 
 
-def compiled(fn: Callable[..., Any], *, exact: bool = False, reassociate: bool = False, finite: bool = False,
-             inline: bool = False) -> Callable[..., Any] | None:
+def compiled(fn: Callable[..., Any], *, exact: bool = False, reassociate: bool = False, finite: bool = False
+             ) -> Callable[..., Any] | None:
     """fn compiled by numba (lazily, on the first call), or None when the compiled path is off. `exact`
     compiles without fused multiply-adds, for kernels that must round as numpy's do, step by step;
     `reassociate` lets sums be reordered so that reductions vectorise (still no NaN/inf assumptions);
-    `finite` adds the no-NaN assumption too, for a kernel whose caller's result does not depend on it;
-    `inline` makes it a helper that compiled callers inline (a call per row of a short loop costs).
+    `finite` adds the no-NaN assumption too, for a kernel whose caller's result does not depend on it.
     Serial: `threaded` compiles a kernel that splits its outer loop over threads."""
     if not ENABLED or numba is None:
         return None
-    options = {**_OPTIONS, "fastmath": _fastmath(exact, reassociate, finite)}
-    return numba.njit(**(options | {"inline": "always"} if inline else options))(fn)
+    return numba.njit(**{**_OPTIONS, "fastmath": _fastmath(exact, reassociate, finite)})(fn)
 
 
 def _fastmath(exact: bool, reassociate: bool, finite: bool) -> bool | set[str]:

@@ -10,8 +10,7 @@ import numpy as np
 import pytest
 
 import ge_core
-from ge_core.ops import conv, conv_gemm_jit, conv_im2col_jit, epilogue, jit
-from ge_core.ops.epilogue import Act, Epilogue
+from ge_core.ops import conv, conv_gemm_jit, conv_im2col_jit, jit
 from ge_core.ops.spatial import Window
 from tests.ops.test_fast_depthwise import _window
 
@@ -32,9 +31,9 @@ def slab_calls(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, ...]]:
     calls: list[tuple[int, ...]] = []
     real = conv_gemm_jit.conv
 
-    def spy(x: np.ndarray, w: np.ndarray, win: Window, *ending: object) -> np.ndarray:
+    def spy(x: np.ndarray, w: np.ndarray, win: Window) -> np.ndarray:
         calls.append(x.shape)
-        return real(x, w, win, *ending)  # type: ignore[arg-type]
+        return real(x, w, win)
 
     monkeypatch.setattr(conv_gemm_jit, "conv", spy)
     return calls
@@ -56,25 +55,6 @@ def test_matches_the_im2col_conv(seed: int, slab_bytes: int, monkeypatch: pytest
     # whole rows of the same products per GEMM call: equal up to how OpenBLAS blocks one large call
     np.testing.assert_allclose(got, _im2col_conv(x, w, win), rtol=1e-5 if dtype == np.float32 else 1e-12,
                                atol=1e-5 if dtype == np.float32 else 1e-12)
-
-
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("ending", [Epilogue(), Epilogue(Act.RELU), Epilogue(Act.CLIP, 0.0, 6.0),
-                                    Epilogue(Act.HARD_SWISH), Epilogue(Act.LEAKY_RELU, 0.1)])
-@pytest.mark.parametrize("with_residual", [False, True])
-def test_the_epilogue_on_each_slab_is_the_pass_after_the_conv(ending: Epilogue, with_residual: bool, dtype: type,
-                                                             monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(conv_gemm_jit, "SLAB_BYTES", 4096)  # many slabs
-    rng = np.random.default_rng(7)
-    win = Window((3, 3), (2, 1), (1, 1), (1, 0), (1, 2), (9, 21))
-    x = rng.standard_normal((2, 5, 17, 21)).astype(dtype)
-    w = rng.standard_normal((11, 5, 3, 3)).astype(dtype)
-    bias = rng.standard_normal(11).astype(dtype)
-    residual = rng.standard_normal((2, 11, 9, 21)).astype(dtype) if with_residual else None
-    want = conv_gemm_jit.conv(x, w, win)
-    epilogue.apply(want, bias, residual, ending)
-    # the same arithmetic on the same GEMM results, a slab at a time
-    np.testing.assert_array_equal(conv_gemm_jit.conv(x, w, win, bias, residual, ending), want)
 
 
 @pytest.mark.parametrize("case", ["grouped", "3-D input", "mixed dtypes"])
