@@ -102,30 +102,3 @@ def matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         if want != _current[0]:
             _set(found, want)
     return np.matmul(a, b)
-
-
-def one_thread() -> None:
-    """Put numpy's OpenBLAS on one thread for the calls that follow: a kernel that calls it from each of
-    numba's threads (conv_gemm_jit.py) runs one single-threaded call per thread."""
-    found = _openblas()
-    if found is not None and _current[0] != 1:
-        _set(found, 1)
-
-
-def cblas_gemm_addresses() -> tuple[int, int] | None:
-    """The addresses of numpy's OpenBLAS cblas_sgemm and cblas_dgemm with 64-bit integers (numpy's wheels
-    since 1.22), or None (another BLAS, or a 32-bit-integer build)."""
-    found = _openblas()
-    if found is None:
-        return None
-    addresses = [_cblas_address(found[0], routine) for routine in ("sgemm", "dgemm")]
-    if addresses[0] is None or addresses[1] is None:
-        return None
-    return addresses[0], addresses[1]
-
-
-def _cblas_address(lib: ctypes.CDLL, routine: str) -> int | None:
-    for name in (f"scipy_cblas_{routine}64_", f"cblas_{routine}64_", f"cblas_{routine}_64"):
-        if hasattr(lib, name):
-            return ctypes.cast(getattr(lib, name), ctypes.c_void_p).value
-    return None

@@ -7,11 +7,9 @@ would exceed IM2COL_BUDGET_BYTES. Depthwise convs (one input channel per group) 
 1-D/2-D ones run a compiled channels-last loop (conv_depthwise_jit.py, numba), others (or without numba)
 contiguous-row columns and a per-channel matmul (conv_depthwise.py) or the K shifted views. 2-D stride-1
 convs with few output channels run one GEMM over all taps and K slice-adds instead of im2col
-(conv_taps.py). Other ungrouped 2-D convs run as slabs of output rows on numba's threads, each slab's
-columns and its single-threaded GEMM (conv_gemm_jit.py). Otherwise a 2-D im2col is a compiled, threaded
-loop that writes the padding as zeros (conv_im2col_jit.py); the numpy one pads a copy first. ConvTranspose
-is the adjoint: a matmul gives every (output channel, tap, input pixel) contribution, and a loop over taps
-scatters them with strided adds.
+(conv_taps.py). A 2-D im2col is a compiled, threaded loop that writes the padding as zeros
+(conv_im2col_jit.py); the numpy one pads a copy first. ConvTranspose is the adjoint: a matmul gives every
+(output channel, tap, input pixel) contribution, and a loop over taps scatters them with strided adds.
 """
 
 from __future__ import annotations
@@ -23,7 +21,7 @@ import numpy as np
 
 from ge_core.ir.node import Node
 from ge_core.ir.tensor import TensorDesc
-from ge_core.ops import blas, conv_depthwise_jit, conv_gemm_jit, conv_im2col_jit, conv_transpose_jit, epilogue
+from ge_core.ops import blas, conv_depthwise_jit, conv_im2col_jit, conv_transpose_jit, epilogue
 from ge_core.ops.common import (
     UNK,
     io_bytes,
@@ -210,8 +208,6 @@ def conv_forward(x: np.ndarray, w: np.ndarray, group: int, win: Window) -> np.nd
         return _gemm(x.reshape(x.shape[0], group, -1, math.prod(x.shape[2:])), w, group, win.out)
     if use_tap_gemm(x, w, group, win):  # few output channels: no column buffer (conv_taps.py)
         return tap_gemm_conv(pad_input(x, win, 0), w, win)
-    if x.ndim == 4 and conv_gemm_jit.supports(x, w, group):  # slabs of rows, one thread pool (conv_gemm_jit.py)
-        return conv_gemm_jit.conv(x, w, win)
     if conv_im2col_jit.supports(x) and _column_bytes(x, win) <= IM2COL_BUDGET_BYTES:  # compiled, threaded
         cols = conv_im2col_jit.im2col(x, win)
         return _gemm(cols.reshape(x.shape[0], group, -1, math.prod(win.out)), w, group, win.out)

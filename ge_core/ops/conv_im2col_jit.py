@@ -10,64 +10,50 @@ over numba's threads. The result is the numpy im2col's buffer exactly: a copy, n
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from ge_core.ops.conv_depthwise_jit import columns_inside
-from ge_core.ops.jit import compiled, prange, threaded
+from ge_core.ops.jit import prange, threaded
 from ge_core.ops.spatial import Window
-
-
-def _fill_block(x: np.ndarray, b: int, ch: int, i: int, kernel: tuple[int, int], strides: tuple[int, int],
-                dilations: tuple[int, int], pads: tuple[int, int], cols: np.ndarray, cb: int, oy0: int) -> None:
-    """One (image b, channel ch, kernel row i) block of columns: cols[cb, ch, i, j, r, ox] = x[b, ch,
-    (oy0 + r)*sh + i*dh - pt, ox*sw + j*dw - pl] for r < cols.shape[4], zero where that lies in the padding."""
-    h, width = x.shape[2], x.shape[3]
-    kw = kernel[1]
-    sh, sw = strides
-    dh, dw = dilations
-    pt, pl = pads
-    rows, ow = cols.shape[4], cols.shape[5]
-    # No array views in the loops: each one is a reference count taken and dropped (atomics, 3x slower here).
-    # Unsigned column indices: numba checks a signed index for a negative (Python) one on every access,
-    # which stops a copy from vectorising; these are never negative.
-    for j in range(kw):
-        offset = j * dw - pl
-        lo, hi = columns_inside(offset, sw, ow, width)
-        for r in range(rows):
-            iy = (oy0 + r) * sh + i * dh - pt
-            inside = 0 <= iy < h and lo < hi
-            first, last = (lo, hi) if inside else (ow, ow)
-            for q in range(first):
-                cols[cb, ch, i, j, r, np.uint64(q)] = 0.0
-            for q in range(last, ow):
-                cols[cb, ch, i, j, r, np.uint64(q)] = 0.0
-            if not inside:
-                continue
-            start = np.uint64(lo * sw + offset)
-            if sw == 1:  # contiguous: a vector copy
-                for q in range(hi - lo):
-                    cols[cb, ch, i, j, r, np.uint64(lo + q)] = x[b, ch, iy, start + np.uint64(q)]
-            else:
-                step = np.uint64(sw)
-                for q in range(hi - lo):
-                    cols[cb, ch, i, j, r, np.uint64(lo + q)] = x[b, ch, iy, start + np.uint64(q) * step]
-
-
-fill_block: Any = compiled(_fill_block)  # also called by conv_gemm_jit.py for one slab of output rows
 
 
 def _im2col(x: np.ndarray, kernel: tuple[int, int], strides: tuple[int, int], dilations: tuple[int, int],
             pads: tuple[int, int], cols: np.ndarray) -> None:
     """x (N, C, H, W) -> cols (N, C, kh, kw, OH, OW): cols[b, c, i, j, oy, ox] = x[b, c, oy*sh + i*dh - pt,
     ox*sw + j*dw - pl], zero where that lies in the padding."""
-    n, c = x.shape[0], x.shape[1]
-    kh = kernel[0]
+    n, c, h, width = x.shape
+    kh, kw = kernel
+    sh, sw = strides
+    dh, dw = dilations
+    pt, pl = pads
+    oh, ow = cols.shape[4], cols.shape[5]
+    # No array views in the loops: each one is a reference count taken and dropped (atomics, 3x slower here).
+    # Unsigned column indices: numba checks a signed index for a negative (Python) one on every access,
+    # which stops a copy from vectorising; these are never negative.
     for t in prange(n * c * kh):  # (image, channel, kernel row) blocks, split over threads
         b, rest = t // (c * kh), t % (c * kh)
         ch, i = rest // kh, rest % kh
-        fill_block(x, b, ch, i, kernel, strides, dilations, pads, cols, b, 0)
+        for j in range(kw):
+            offset = j * dw - pl
+            lo, hi = columns_inside(offset, sw, ow, width)
+            for oy in range(oh):
+                iy = oy * sh + i * dh - pt
+                inside = 0 <= iy < h and lo < hi
+                first, last = (lo, hi) if inside else (ow, ow)
+                for q in range(first):
+                    cols[b, ch, i, j, oy, np.uint64(q)] = 0.0
+                for q in range(last, ow):
+                    cols[b, ch, i, j, oy, np.uint64(q)] = 0.0
+                if not inside:
+                    continue
+                start = np.uint64(lo * sw + offset)
+                if sw == 1:  # contiguous: a vector copy
+                    for q in range(hi - lo):
+                        cols[b, ch, i, j, oy, np.uint64(lo + q)] = x[b, ch, iy, start + np.uint64(q)]
+                else:
+                    step = np.uint64(sw)
+                    for q in range(hi - lo):
+                        cols[b, ch, i, j, oy, np.uint64(lo + q)] = x[b, ch, iy, start + np.uint64(q) * step]
 
 
 im2col_kernel = threaded(_im2col, min_work=1 << 19)  # threaded from 512k elements written (~50 us serially)

@@ -97,11 +97,6 @@ def threads_on() -> bool:
     return THREADS and not _forked[0]
 
 
-def thread_count() -> int:
-    """How many threads a threaded kernel runs on now (1 when threads are off)."""
-    return int(numba.get_num_threads()) if threads_on() and numba is not None else 1
-
-
 class ThreadedKernel:
     """A kernel with prange loops compiled twice, serial and threaded; a call takes the threaded one when
     threads are on and its `work` (the caller's count of elements or multiply-adds) is at least `min_work`."""
