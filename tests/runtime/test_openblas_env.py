@@ -42,5 +42,8 @@ def _cpu_ms_while_idle(timeout: str | None, first: str = "ge_core") -> float:
 @pytest.mark.skipif(blas.blas_core() is None, reason="numpy's BLAS is not OpenBLAS: no thread policy to set")
 @pytest.mark.parametrize("first", ["ge_core", "workbench_ui"])
 def test_blas_threads_sleep_after_a_product_unless_the_user_says_otherwise(first: str) -> None:
-    assert _cpu_ms_while_idle(None, first) < 20  # ge_core's default: asleep at once
-    assert _cpu_ms_while_idle("28", first) > 40  # OpenBLAS's own default, kept when set: spinning through the sleep
+    # ge_core's default: asleep at once (measured 0.1 ms of CPU in the 100 ms)
+    assert _cpu_ms_while_idle(None, first) < 5
+    # OpenBLAS's own default, kept when set: a thread spinning for ~0.1 s of wall time, ~50-100 ms of CPU on
+    # a quiet machine; in a full xdist run, beside a browser test, it got 24 ms of the core
+    assert _cpu_ms_while_idle("28", first) > 10
