@@ -9,8 +9,8 @@ runs ORT, the graph as loaded, ORT, the O3 graph. Each of our runs is timed righ
 compared with it, and ORT always runs right after one of ours, so neither side starts on thread pools or
 caches that its own previous run left warm (until this round the O3 run came right after the as-loaded
 run; measured in-process, that placement made it 5-10% faster than right after ORT). A ratio is the
-median of the per-repeat ratios, so a slow spell on this shared machine slows both runs of a pair instead
-of one column; absolute times are not to be trusted, ratios are.
+median of the per-pair ratios, so a slow spell on this shared machine slows both runs of a pair instead of
+one column; absolute times are not to be trusted, ratios are.
 The geomean is over every model in the table; the target (issue 15) is <= 2.5x on each model whose ORT run
 takes >= 5 ms and a geomean <= 1.8x.
 
