@@ -9,9 +9,10 @@ O3 ratio over the rounds.
 
 Why not one process: an in-process A/B of two variants (both kernels in one interpreter, alternating) was
 wrong three times in issue 15's last round. The variant that ran right after another of ours started on
-warm thread pools and caches, and switching between the variants changed the state the other one started
-from. Runs from two checkouts agreed with the benchmark each time. The machine is shared and noisy: one
-round is not enough (the same code measured 1.75-1.96x over twelve runs), so read the spread, not one pair.
+warm thread pools and caches; alternating the order and running ORT before each variant removed most of
+that, not all (the rest is unexplained). Runs from two checkouts agreed with the benchmark each time. The
+machine is shared and noisy: one round is not enough (the same code measured 1.75-1.96x over twelve runs),
+so read the spread, not one pair.
 numpy's BLAS runs with OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE removed from the environment, as the README's
 benchmark command does.
 """
