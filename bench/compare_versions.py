@@ -47,7 +47,10 @@ def bench(checkout: Path, models: str, repeat: int) -> tuple[float, dict[str, fl
     command = [sys.executable, str(checkout / "bench" / "bench_executor.py"), "--repeat", str(repeat)]
     if models:
         command += ["--models", models]
-    done = subprocess.run(command, cwd=checkout, env=env, capture_output=True, text=True, check=True)
+    done = subprocess.run(command, cwd=checkout, env=env, capture_output=True, text=True, check=False)
+    if done.returncode:
+        raise SystemExit(f"bench_executor.py failed in {checkout} (exit {done.returncode}); its last output:\n"
+                         f"{(done.stdout + done.stderr)[-2000:]}")
     return parse(done.stdout)
 
 
@@ -81,7 +84,7 @@ def main() -> None:
                     subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(path)],
                                    check=False, capture_output=True)
     print(f"\n| model | base ({args.base}) | head ({args.head or 'working tree'}) |\n|---|---:|---:|")
-    models = list(runs["base"][0][1])
+    models = [m for m in runs["base"][0][1] if m in runs["head"][0][1]]  # both versions' benchmark models
     for model in models:
         medians = [statistics.median(r[1][model] for r in runs[label]) for label in ("base", "head")]
         print(f"| {model} | {medians[0]:.2f}x | {medians[1]:.2f}x |")
