@@ -21,7 +21,7 @@ import numpy as np
 
 from ge_core.ir.node import Node
 from ge_core.ir.tensor import TensorDesc
-from ge_core.ops import blas, conv_depthwise_jit, conv_im2col_jit, conv_transpose_jit, epilogue
+from ge_core.ops import blas, conv_depthwise_jit, conv_direct_jit, conv_im2col_jit, conv_transpose_jit, epilogue
 from ge_core.ops.common import (
     UNK,
     io_bytes,
@@ -142,6 +142,8 @@ def _conv(node: Node, inputs: list[np.ndarray | None]) -> list[np.ndarray]:
     assert win is not None
     if conv_depthwise_jit.supports(x, w, group):  # same_dtype checked B against X at inference
         return [conv_depthwise_jit.depthwise(x, w, b, win)]  # the bias is the accumulators' start
+    if conv_direct_jit.supports(x, w, group, win):
+        return [conv_direct_jit.conv(x, w, group, win, b)]
     return [_with_bias(conv_forward, x, w, b, group, win)]
 
 
@@ -159,6 +161,8 @@ def conv_with_epilogue(node: Node, inputs: list[np.ndarray | None], residual: np
     assert win is not None
     if conv_depthwise_jit.supports(x, w, group):  # its own bias starts the accumulators, as in _conv
         y, bias = conv_depthwise_jit.depthwise(x, w, own_bias, win), bias
+    elif conv_direct_jit.supports(x, w, group, win):  # the epilogue applied as it writes its output
+        return conv_direct_jit.conv(x, w, group, win, bias if bias is not None else own_bias, residual, ending)
     else:
         y, bias = conv_forward(x, w, group, win), (bias if bias is not None else own_bias)
     epilogue.apply(y, bias, residual, ending)  # y is a fresh array of x's dtype
@@ -203,6 +207,8 @@ def conv_forward(x: np.ndarray, w: np.ndarray, group: int, win: Window) -> np.nd
         if x.ndim in (3, 4):  # 1-D and 2-D: contiguous-row taps (conv_depthwise.py)
             return depthwise2d_or_1d(pad_input(x, win, 0), w, group, win)
         return _depthwise(pad_input(x, win, 0), w, group, win)
+    if conv_direct_jit.supports(x, w, group, win):  # no column buffer (conv_direct_jit.py)
+        return conv_direct_jit.conv(x, w, group, win)
     if all(k == 1 for k in win.kernel) and all(s == 1 for s in win.strides) and \
             not any(win.pads_begin) and not any(win.pads_end):
         return _gemm(x.reshape(x.shape[0], group, -1, math.prod(x.shape[2:])), w, group, win.out)

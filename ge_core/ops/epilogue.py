@@ -25,7 +25,7 @@ from enum import IntEnum
 import numpy as np
 
 from ge_core.ir.node import Node
-from ge_core.ops.jit import prange, threaded
+from ge_core.ops.jit import compiled, prange, threaded
 
 
 class Act(IntEnum):
@@ -50,22 +50,25 @@ class Epilogue:
     adds: bool = False  # an Add: adds its other operand (a per-channel bias, or a residual), no activation
 
 
+NO_ACTIVATION = Epilogue()  # a bias and residual alone
 ADDS = Epilogue(adds=True)  # the epilogue fact of Add and of a two-input Sum
 
 
-def _apply(y: np.ndarray, bias: np.ndarray, residual: np.ndarray, act: int, params: np.ndarray,
-           bias_per_column: bool) -> None:
-    """y (N, C, L) <- act(y + bias[c] + residual), in place (bias[l] with bias_per_column: a MatMul's bias,
-    one value per output feature, its rows as C); an empty bias or residual is skipped. params
-    holds p0, p1 and the constants 0, 1, 6, 1/2 in y's dtype, so float32 arithmetic stays float32 as in
-    numpy's kernels (a float64 literal would widen it). Per channel row, the sums are one loop and the
-    activation another, each with its tests outside it: with every test inside one loop the compiler kept
-    it scalar (measured: (64, 1280) float32 with Relu 32 us, 2-3 us split). The row is still in cache for
-    the second loop, and the arithmetic is unchanged. Indices are unsigned (no negative-index check)."""
-    n, c, length = y.shape
+def _finish_rows(y: np.ndarray, lo: int, hi: int, bias: np.ndarray, residual: np.ndarray, act: int,
+                 params: np.ndarray, bias_per_column: bool) -> None:
+    """Rows lo..hi of y (N, C, L), as N*C rows: y <- act(y + bias[c] + residual), in place (bias[l] with
+    bias_per_column: a MatMul's bias, one value per output feature, its rows as C); an empty bias or
+    residual is skipped. params holds p0, p1 and the constants 0, 1, 6, 1/2 in y's dtype, so float32
+    arithmetic stays float32 as in numpy's kernels (a float64 literal would widen it). Per channel row, the
+    sums are one loop and the activation another, each with its tests outside it: with every test inside
+    one loop the compiler kept it scalar (measured: (64, 1280) float32 with Relu 32 us, 2-3 us split). The
+    row is still in cache for the second loop, and the arithmetic is unchanged. Indices are unsigned (no
+    negative-index check). Callers take rows in a few large ranges: a call between compiled functions
+    passes each array with a reference count taken and dropped (~50 ns), too much per row."""
+    c, length = y.shape[1], y.shape[2]
     has_bias, has_residual = bias.size > 0, residual.size > 0
     p0, p1, zero, one, six, half = params[0], params[1], params[2], params[3], params[4], params[5]
-    for p in prange(n * c):  # channels, split over threads
+    for p in range(lo, hi):
         b, ch = p // c, p % c
         if has_bias and bias_per_column and has_residual:
             for i in range(length):
@@ -118,6 +121,22 @@ def _apply(y: np.ndarray, bias: np.ndarray, residual: np.ndarray, act: int, para
                 y[b, ch, u] = v * (zero if t < zero else (one if t > one else t))
 
 
+
+
+finish_rows = compiled(_finish_rows, exact=True) or _finish_rows
+PARTS = 16  # row ranges per kernel call: enough for the threads to balance, few enough calls
+
+
+def _apply(y: np.ndarray, bias: np.ndarray, residual: np.ndarray, act: int, params: np.ndarray,
+           bias_per_column: bool) -> None:
+    """`_finish_rows` over all of y (N, C, L), its rows in PARTS ranges split over threads."""
+    rows = y.shape[0] * y.shape[1]
+    parts = min(rows, PARTS)
+    for part in prange(parts):
+        finish_rows(y, part * rows // parts, (part + 1) * rows // parts, bias, residual, act, params,
+                    bias_per_column)
+
+
 apply_kernel = threaded(_apply, exact=True, min_work=1 << 20)  # threaded from 1M elements (~50 us serially)
 DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 _NONE = {dtype: (np.empty(0, dtype), np.empty((0, 0, 0), dtype)) for dtype in DTYPES}
@@ -134,11 +153,16 @@ def apply(y: np.ndarray, bias: np.ndarray | None, residual: np.ndarray | None, e
     channels) or, with bias_axis=-1, of its last axis (a MatMul's output features). `runs_on(y.dtype)` must
     hold, y (N, C, ...) or (..., F) must be C-contiguous and writable, residual of y's shape."""
     assert apply_kernel is not None
-    dtype = y.dtype
-    no_bias, no_residual = _NONE[dtype]
     per_column = bias_axis == -1
     flat = y.reshape(1, -1, y.shape[-1]) if per_column else y.reshape(y.shape[0], y.shape[1], -1)
-    b = no_bias if bias is None else np.ascontiguousarray(bias.reshape(-1), dtype=dtype)
-    r = no_residual if residual is None else np.ascontiguousarray(residual, dtype=dtype).reshape(flat.shape)
-    params = np.array([ending.p0, ending.p1, 0.0, 1.0, 6.0, 0.5], dtype=dtype)
+    b, r, params = kernel_operands(flat.shape, y.dtype, bias, residual, ending)
     apply_kernel(flat, b, r, int(ending.act), params, per_column, work=flat.size)
+
+
+def kernel_operands(shape: tuple[int, ...], dtype: np.dtype, bias: np.ndarray | None,
+                    residual: np.ndarray | None, ending: Epilogue) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The bias, residual (reshaped to `shape`, empty when absent) and params arrays `finish_rows` takes."""
+    no_bias, no_residual = _NONE[np.dtype(dtype)]
+    b = no_bias if bias is None else np.ascontiguousarray(bias.reshape(-1), dtype=dtype)
+    r = no_residual if residual is None else np.ascontiguousarray(residual, dtype=dtype).reshape(shape)
+    return b, r, np.array([ending.p0, ending.p1, 0.0, 1.0, 6.0, 0.5], dtype=dtype)
