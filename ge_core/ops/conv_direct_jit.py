@@ -30,7 +30,7 @@ import weakref
 
 import numpy as np
 
-from ge_core.ops import epilogue
+from ge_core.ops import conv_pixels_jit, epilogue
 from ge_core.ops.epilogue import Epilogue
 from ge_core.ops.jit import prange, threaded
 from ge_core.ops.simd_microkernel import MR, NR, microkernel
@@ -167,9 +167,7 @@ def conv(x: np.ndarray, w: np.ndarray, group: int, win: Window, bias: np.ndarray
     (sh, sw), (oh, ow) = win.strides, win.out
     # a stride's phases as planes of their own (module docstring): hq x wq each, sh*sw per channel
     hq, wq = -(-(h + pt + pb) // sh), -(-(width + pl + pr) // sw)
-    tiles = -(-(oh * wq) // NR)
     cg, m = c // group, w.shape[0]
-    wpack = _packed(w, group)
     offsets = _offsets(cg, w.shape[2], w.shape[3], win.dilations[0], win.dilations[1], sh, sw, hq, wq)
     if pt or pb or pl or pr or sh > 1 or sw > 1:
         xq = np.empty((n, c, sh, sw, hq, wq), dtype=FLOAT)
@@ -177,17 +175,62 @@ def conv(x: np.ndarray, w: np.ndarray, group: int, win: Window, bias: np.ndarray
         xflat = xq.reshape(n, -1)
     else:
         xflat = np.ascontiguousarray(x).reshape(n, c * h * width)
+    y = np.empty((n, m, oh, ow), dtype=FLOAT)
+    b, r, params = epilogue.kernel_operands((n, m, oh * ow), FLOAT, bias, residual, ending)
+    work = n * m * cg * math.prod(w.shape[2:]) * oh * ow
+    group_stride = cg * sh * sw * hq * wq
+    if _pixel_rows_pay(oh, ow, wq, m // group):  # small maps (conv_pixels_jit.py)
+        _pixel_rows(xflat, _packed(w, group, NR), offsets, group_stride, oh, ow, wq, y, b, r, ending, work)
+        return y
+    tiles = -(-(oh * wq) // NR)
+    wpack = _packed(w, group, MR)
     tile_groups = -(-tiles // PB)
     blocks = wpack.shape[1]
     # channel chunks first (each thread then stores the channels it computed), positions where that balances badly
     chunks = min(blocks, max(2 if blocks % 2 == 0 or blocks >= 8 else 1,
                              -(-TARGET_ITEMS // (n * group * tile_groups))))
     buf = np.empty((n, group, blocks * MR, tiles * NR), dtype=FLOAT)
-    y = np.empty((n, m, oh, ow), dtype=FLOAT)
-    b, r, params = epilogue.kernel_operands((n, m, oh * ow), FLOAT, bias, residual, ending)
-    conv_kernel(xflat, xflat.shape[1], wpack, offsets, cg * sh * sw * hq * wq, tiles, chunks, buf, wq, y, b, r,
-                int(ending.act), params, work=n * m * cg * math.prod(w.shape[2:]) * oh * wq)
+    conv_kernel(xflat, xflat.shape[1], wpack, offsets, group_stride, tiles, chunks, buf, wq, y, b, r,
+                int(ending.act), params, work=work * wq // ow)
     return y
+
+
+GATHER_COST = 1.15  # the pixel-row kernel's extra loads per step, against the flat kernel (measured ~10-20%)
+
+
+def _pixel_rows_pay(oh: int, ow: int, wq: int, per_group: int) -> bool:
+    """Whether the pixel-row kernel computes fewer padding values than the flat one, by enough to pay for
+    its gathered loads: the flat one computes ceil(OH*Wq / 32)*32 positions for OH*OW pixels and rounds the
+    channels up to 6, the pixel-row one rounds the pixels up to 6 and the channels up to 32."""
+    if not conv_pixels_jit.AVAILABLE:
+        return False
+    pixels = oh * ow
+    flat = -(-(oh * wq) // NR) * NR * -(-per_group // MR) * MR
+    by_pixels = -(-pixels // MR) * MR * -(-per_group // NR) * NR
+    return by_pixels * GATHER_COST < flat
+
+
+def _pixel_rows(xflat: np.ndarray, wpack: np.ndarray, offsets: np.ndarray, group_stride: int, oh: int, ow: int,
+                wq: int, y: np.ndarray, bias: np.ndarray, residual: np.ndarray, ending: Epilogue, work: int) -> None:
+    assert conv_pixels_jit.conv_kernel is not None
+    n, group, blocks = xflat.shape[0], wpack.shape[0], wpack.shape[1]
+    rows = _pixel_positions(oh, ow, wq)
+    tiles = rows.size // MR
+    chunks = min(blocks, 2) if blocks >= 2 else 1
+    pixel_groups = min(tiles, max(1, -(-TARGET_ITEMS // (n * group * chunks))))
+    buf = np.empty((n, group, tiles * MR, blocks * NR), dtype=FLOAT)
+    params = np.array([ending.p0, ending.p1, 0.0, 1.0, 6.0, 0.5], dtype=FLOAT)
+    conv_pixels_jit.conv_kernel(xflat, wpack, offsets, group_stride, rows, chunks, pixel_groups, buf,
+                                y.reshape(n, y.shape[1], oh * ow), bias, residual, int(ending.act), params,
+                                work=work)
+
+
+@functools.lru_cache(maxsize=512)
+def _pixel_positions(oh: int, ow: int, wq: int) -> np.ndarray:
+    """Each output pixel's position in a phase plane (oy*wq + ox), padded to whole tiles of MR with the last."""
+    oy, ox = np.divmod(np.arange(oh * ow), ow)
+    rows = oy * wq + ox
+    return np.concatenate([rows, np.full(-len(rows) % MR, rows[-1])]).astype(np.int64)
 
 
 @functools.lru_cache(maxsize=512)
@@ -200,21 +243,22 @@ def _offsets(cg: int, kh: int, kw: int, dh: int, dw: int, sh: int, sw: int, hq: 
     return (phase * hq * wq + (ty // sh) * wq + tx // sw).reshape(-1).astype(np.int64)
 
 
-_PACKED: dict[int, tuple[weakref.ref[np.ndarray], int, np.ndarray]] = {}
+_PACKED: dict[tuple[int, int], tuple[weakref.ref[np.ndarray], int, np.ndarray]] = {}
 
 
-def _packed(w: np.ndarray, group: int) -> np.ndarray:
-    """W (M, C/g, kh, kw) as (g, ceil(M/g / MR), K, MR) panels, zero rows padding each group's channels to
-    a multiple of MR. Kept per read-only weight (graph constants are) while it lives."""
-    key = id(w)
+def _packed(w: np.ndarray, group: int, width: int) -> np.ndarray:
+    """W (M, C/g, kh, kw) as (g, ceil(M/g / width), K, width) panels, zero rows padding each group's channels
+    to a multiple of `width` (MR for the flat kernel, NR for the pixel-row one). Kept per read-only weight
+    (graph constants are) while it lives."""
+    key = (id(w), width)
     known = _PACKED.get(key)
     if known is not None and known[0]() is w and known[1] == group:
         return known[2]
     per_group, steps = w.shape[0] // group, math.prod(w.shape[1:])
-    blocks = -(-per_group // MR)
-    panels = np.zeros((group, blocks * MR, steps), dtype=FLOAT)
+    blocks = -(-per_group // width)
+    panels = np.zeros((group, blocks * width, steps), dtype=FLOAT)
     panels[:, :per_group] = w.reshape(group, per_group, steps)
-    packed = np.ascontiguousarray(panels.reshape(group, blocks, MR, steps).transpose(0, 1, 3, 2))
+    packed = np.ascontiguousarray(panels.reshape(group, blocks, width, steps).transpose(0, 1, 3, 2))
     if not w.flags.writeable:
         _PACKED[key] = (weakref.ref(w), group, packed)
         weakref.finalize(w, _PACKED.pop, key, None)

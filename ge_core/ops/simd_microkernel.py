@@ -41,21 +41,66 @@ def _microkernel(typingctx: Any, a_addr: Any, b_addr: Any, offsets_addr: Any, st
     (steps, MR) float32 panel, offsets int64 (in floats), C rows ldc floats apart; accumulate != 0 adds to
     C's values, else overwrites them. steps >= 1. Loads and stores are unaligned."""
     sig = types.void(types.uintp, types.uintp, types.uintp, types.intp, types.uintp, types.intp, types.intp)
-    return sig, _codegen
+    return sig, _codegen_packed_a
+
+
+def _microkernel_gathered(typingctx: Any, x_addr: Any, offsets_addr: Any, rows_addr: Any, steps: Any,
+                          b_addr: Any, c_addr: Any, ldc: Any, accumulate: Any) -> Any:
+    """C[r, j] (+)= sum_k X[offsets[k] + rows[r]] * B[k, j] for r < MR, j < NR: A gathered from X (its MR rows
+    at int64 positions `rows`, each step k at offset offsets[k]), B a packed (steps, NR) panel; otherwise as
+    `microkernel`. A conv whose output pixels are the rows needs no column buffer and computes no padding
+    columns (conv_direct_jit.py, small maps)."""
+    sig = types.void(types.uintp, types.uintp, types.uintp, types.intp, types.uintp, types.uintp, types.intp,
+                     types.intp)
+    return sig, _codegen_gathered_a
 
 
 microkernel: Any = intrinsic(_microkernel) if NUMBA else None  # called from compiled kernels only
+microkernel_gathered: Any = intrinsic(_microkernel_gathered) if NUMBA else None
 
 
-def _codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+def _codegen_packed_a(context: Any, builder: Any, signature: Any, args: Any) -> Any:
     a_int, b_int, offsets_int, steps, c_int, ldc, accumulate = args
+    f32, i64 = ir.FloatType(), ir.IntType(64)
+    a_ptr = builder.inttoptr(a_int, f32.as_pointer())
+    b_ptr = builder.inttoptr(b_int, f32.as_pointer())
+    offsets = builder.inttoptr(offsets_int, i64.as_pointer())
+
+    def step(k: Any) -> tuple[list[Any], Any]:
+        a_row = builder.gep(a_ptr, [builder.mul(k, ir.Constant(i64, MR))])
+        a = [builder.load(builder.gep(a_row, [ir.Constant(i64, r)]), align=4) for r in range(MR)]
+        return a, builder.gep(b_ptr, [builder.load(builder.gep(offsets, [k]), align=8)])
+
+    _tile_loop(context, builder, step, steps, c_int, ldc, accumulate)
+    return context.get_dummy_value()
+
+
+def _codegen_gathered_a(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+    x_int, offsets_int, rows_int, steps, b_int, c_int, ldc, accumulate = args
+    f32, i64 = ir.FloatType(), ir.IntType(64)
+    x_ptr = builder.inttoptr(x_int, f32.as_pointer())
+    b_ptr = builder.inttoptr(b_int, f32.as_pointer())
+    offsets = builder.inttoptr(offsets_int, i64.as_pointer())
+    rows_ptr = builder.inttoptr(rows_int, i64.as_pointer())
+    rows = [builder.gep(x_ptr, [builder.load(builder.gep(rows_ptr, [ir.Constant(i64, r)]), align=8)])
+            for r in range(MR)]  # each row's base, loaded once
+
+    def step(k: Any) -> tuple[list[Any], Any]:
+        offset = builder.load(builder.gep(offsets, [k]), align=8)
+        a = [builder.load(builder.gep(row, [offset]), align=4) for row in rows]
+        return a, builder.gep(b_ptr, [builder.mul(k, ir.Constant(i64, NR))])
+
+    _tile_loop(context, builder, step, steps, c_int, ldc, accumulate)
+    return context.get_dummy_value()
+
+
+def _tile_loop(context: Any, builder: Any, step: Any, steps: Any, c_int: Any, ldc: Any, accumulate: Any) -> None:
+    """The reduction loop over a C tile of MR x NR held in 2*MR vector registers: per step k, `step(k)` gives
+    the MR values of A and the address of B's NR floats; then the tile is stored to C."""
     f32, i32, i64 = ir.FloatType(), ir.IntType(32), ir.IntType(64)
     vec = ir.VectorType(f32, _LANES)
     fma = cgutils.get_or_insert_function(builder.module, ir.FunctionType(vec, [vec, vec, vec]),
                                          f"llvm.fma.v{_LANES}f32")
-    a_ptr = builder.inttoptr(a_int, f32.as_pointer())
-    b_ptr = builder.inttoptr(b_int, f32.as_pointer())
-    offsets = builder.inttoptr(offsets_int, i64.as_pointer())
     c_ptr = builder.inttoptr(c_int, f32.as_pointer())
 
     def c_vector_ptr(r: int, half: int) -> Any:
@@ -82,15 +127,13 @@ def _codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
         acc.add_incoming(zero, entry)
         acc.add_incoming(loaded[t], load_c)
         accs.append(acc)
-    b_row = builder.gep(b_ptr, [builder.load(builder.gep(offsets, [k]), align=8)])
+    a_values, b_row = step(k)
     b0 = builder.load(builder.bitcast(b_row, vec.as_pointer()), align=4)
     b1 = builder.load(builder.bitcast(builder.gep(b_row, [ir.Constant(i64, _LANES)]), vec.as_pointer()), align=4)
-    a_row = builder.gep(a_ptr, [builder.mul(k, ir.Constant(i64, MR))])
     undef = ir.Constant(vec, ir.Undefined)
     splat = ir.Constant(ir.VectorType(i32, _LANES), [0] * _LANES)
     updated = []
-    for r in range(MR):
-        a = builder.load(builder.gep(a_row, [ir.Constant(i64, r)]), align=4)
+    for r, a in enumerate(a_values):
         a_vec = builder.shuffle_vector(builder.insert_element(undef, a, ir.Constant(i32, 0)), undef, splat)
         updated.append(builder.call(fma, [a_vec, b0, accs[2 * r]]))
         updated.append(builder.call(fma, [a_vec, b1, accs[2 * r + 1]]))
@@ -103,4 +146,3 @@ def _codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
     builder.position_at_end(done)
     for t, value in enumerate(updated):
         builder.store(value, c_vector_ptr(t // 2, t % 2), align=4)
-    return context.get_dummy_value()

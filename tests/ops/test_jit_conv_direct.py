@@ -1,7 +1,8 @@
-"""The implicit-GEMM conv (ops/conv_direct_jit.py, on the LLVM microkernel of ops/simd_microkernel.py) against
-conv.py's float64 im2col path on seeded random shapes: batch sizes, groups, kernels, strides, dilations,
-asymmetric pads wider than the kernel's reach; serial and threaded bit for bit; its fused epilogue bit for
-bit what the separate epilogue pass gives; the weight panels cached only for read-only weights."""
+"""The implicit-GEMM conv (ops/conv_direct_jit.py and its small-map kernel conv_pixels_jit.py, on the LLVM
+microkernels of ops/simd_microkernel.py), each kernel against conv.py's float64 im2col path on seeded random
+shapes: batch sizes, groups, kernels, strides, dilations, asymmetric pads wider than the kernel's reach;
+serial and threaded bit for bit; the fused epilogue bit for bit what the separate epilogue pass gives; the
+weight panels cached only for read-only weights."""
 
 from __future__ import annotations
 
@@ -10,8 +11,9 @@ import os
 import numpy as np
 import pytest
 
-from ge_core.ops import conv, conv_direct_jit, epilogue
+from ge_core.ops import conv, conv_direct_jit, conv_pixels_jit, epilogue
 from ge_core.ops.epilogue import Act, Epilogue
+from ge_core.ops.jit import ThreadedKernel
 from ge_core.ops.spatial import Window
 
 pytestmark = pytest.mark.skipif(os.environ.get("GE_NO_JIT") == "1", reason="GE_NO_JIT=1 turns the kernel off")
@@ -43,8 +45,15 @@ def _oracle(x: np.ndarray, w: np.ndarray, group: int, win: Window) -> np.ndarray
     return conv.conv_forward(x.astype(np.float64), w.astype(np.float64), group, win)
 
 
-@pytest.mark.parametrize("seed", range(60))
-def test_matches_the_im2col_path(seed: int) -> None:
+@pytest.fixture(params=["flat", "pixel rows"])
+def kernel(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Each of the two kernels, whichever the size would choose."""
+    monkeypatch.setattr(conv_direct_jit, "_pixel_rows_pay", lambda *args: request.param == "pixel rows")
+    return str(request.param)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_matches_the_im2col_path(seed: int, kernel: str) -> None:
     x, w, group, win = _case(np.random.default_rng(seed))
     assert conv_direct_jit.supports(x, w, group, win)
     got = conv_direct_jit.conv(x, w, group, win)
@@ -53,9 +62,10 @@ def test_matches_the_im2col_path(seed: int) -> None:
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5 * max(1.0, float(np.abs(want).max())))
 
 
-def _kernel_outputs(x: np.ndarray, w: np.ndarray, win: Window) -> list[np.ndarray]:
-    """The conv through the serial and the threaded kernel, called the way `conv` calls them."""
-    kernel = conv_direct_jit.conv_kernel
+def _kernel_outputs(x: np.ndarray, w: np.ndarray, win: Window, threaded: ThreadedKernel | None
+                    ) -> list[np.ndarray]:
+    """The conv through the serial and the threaded twin of `threaded`, called the way `conv` calls them."""
+    kernel = threaded
     assert kernel is not None
     outputs = []
     for variant in (kernel.serial, kernel.threaded):
@@ -68,7 +78,7 @@ def _kernel_outputs(x: np.ndarray, w: np.ndarray, win: Window) -> list[np.ndarra
     return outputs
 
 
-def test_threaded_equals_serial_bit_for_bit() -> None:
+def test_threaded_equals_serial_bit_for_bit(kernel: str) -> None:
     """Every output is one microkernel's sum over the same steps in the same order, whichever thread and
     however the work is split (channel chunks and tile groups both)."""
     rng = np.random.default_rng(3)
@@ -76,14 +86,15 @@ def test_threaded_equals_serial_bit_for_bit() -> None:
         x = rng.standard_normal((1, channels, size, size)).astype(np.float32)
         w = rng.standard_normal((out_channels, channels, 3, 3)).astype(np.float32)
         win = Window((3, 3), (1, 1), (1, 1), (1, 1), (1, 1), (size, size))
-        serial, threaded = _kernel_outputs(x, w, win)
+        twins = conv_direct_jit.conv_kernel if kernel == "flat" else conv_pixels_jit.conv_kernel
+        serial, threaded = _kernel_outputs(x, w, win, twins)
         np.testing.assert_array_equal(serial, threaded)
 
 
 @pytest.mark.parametrize("ending", [Epilogue(), Epilogue(Act.RELU), Epilogue(Act.LEAKY_RELU, 0.1),
                                     Epilogue(Act.CLIP, -0.5, 0.5), Epilogue(Act.HARD_SIGMOID, 0.2, 0.5),
                                     Epilogue(Act.HARD_SWISH)])
-def test_fused_epilogue_is_the_separate_pass_bit_for_bit(ending: Epilogue) -> None:
+def test_fused_epilogue_is_the_separate_pass_bit_for_bit(ending: Epilogue, kernel: str) -> None:
     rng = np.random.default_rng(int(ending.act))
     x = rng.standard_normal((2, 8, 17, 19)).astype(np.float32)
     w = rng.standard_normal((10, 8, 3, 3)).astype(np.float32)
@@ -113,7 +124,7 @@ def test_weight_panels_are_cached_for_read_only_weights_only() -> None:
     np.testing.assert_array_equal(conv_direct_jit.conv(x, writable, 1, win), 2 * first)
     frozen = writable.copy()
     frozen.flags.writeable = False
-    assert conv_direct_jit._packed(frozen, 1) is conv_direct_jit._packed(frozen, 1)
+    assert conv_direct_jit._packed(frozen, 1, 6) is conv_direct_jit._packed(frozen, 1, 6)
 
 
 def test_phase_split_serial_and_threaded() -> None:
