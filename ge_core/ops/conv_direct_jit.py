@@ -105,7 +105,7 @@ def _conv_kernel(xflat: np.ndarray, limit: int, wpack: np.ndarray, offsets: np.n
                     target[dst + np.uint64(ox)] = source[src + np.uint64(ox)]
                 src += np.uint64(wp)
                 dst += np.uint64(ow)
-        epilogue.finish_rows(flat, lo, hi, bias, residual, act, params, False)
+        epilogue.finish_rows(flat, lo, hi, bias, residual, act, params, False, flat, bias[:0])
 
 
 # exact: no contracted multiply-adds outside the microkernel, so the inlined epilogue rounds as numpy's ops do
@@ -179,7 +179,7 @@ def conv(x: np.ndarray, w: np.ndarray, group: int, win: Window, bias: np.ndarray
     b, r, params = epilogue.kernel_operands((n, m, oh * ow), FLOAT, bias, residual, ending)
     work = n * m * cg * math.prod(w.shape[2:]) * oh * ow
     group_stride = cg * sh * sw * hq * wq
-    if _pixel_rows_pay(oh, ow, wq, m // group):  # small maps (conv_pixels_jit.py)
+    if _pixel_rows_pay(oh, ow, wq, m // group, cg * math.prod(w.shape[2:])):  # many channels (conv_pixels_jit.py)
         _pixel_rows(xflat, _packed(w, group, NR), offsets, group_stride, oh, ow, wq, y, b, r, ending, work)
         return y
     tiles = -(-(oh * wq) // NR)
@@ -195,19 +195,19 @@ def conv(x: np.ndarray, w: np.ndarray, group: int, win: Window, bias: np.ndarray
     return y
 
 
-GATHER_COST = 1.15  # the pixel-row kernel's extra loads per step, against the flat kernel (measured ~10-20%)
-
-
-def _pixel_rows_pay(oh: int, ow: int, wq: int, per_group: int) -> bool:
+def _pixel_rows_pay(oh: int, ow: int, wq: int, per_group: int, steps: int) -> bool:
     """Whether the pixel-row kernel computes fewer padding values than the flat one, by enough to pay for
     its gathered loads: the flat one computes ceil(OH*Wq / 32)*32 positions for OH*OW pixels and rounds the
-    channels up to 6, the pixel-row one rounds the pixels up to 6 and the channels up to 32."""
+    channels up to 6, the pixel-row one rounds the pixels up to 6 and the channels up to 32, and its tiles
+    cost (1 + 64/K) flat ones for a reduction of K steps (fitted to 30 conv shapes, 3 to 512 input channels,
+    7x7 to 160x160 maps, with freed memory kept as the Executor keeps it: a short reduction pays its
+    per-tile setup and gathers over fewer steps)."""
     if not conv_pixels_jit.AVAILABLE:
         return False
     pixels = oh * ow
     flat = -(-(oh * wq) // NR) * NR * -(-per_group // MR) * MR
     by_pixels = -(-pixels // MR) * MR * -(-per_group // NR) * NR
-    return by_pixels * GATHER_COST < flat
+    return by_pixels * (1 + 64 / steps) < flat
 
 
 def _pixel_rows(xflat: np.ndarray, wpack: np.ndarray, offsets: np.ndarray, group_stride: int, oh: int, ow: int,

@@ -60,7 +60,7 @@ def _conv_kernel(xflat: np.ndarray, wpack: np.ndarray, offsets: np.ndarray, grou
             g, m = ch // per_group, ch % per_group
             for p in range(pixels):
                 y[b, ch, np.uint64(p)] = buf[b, g, np.uint64(p), np.uint64(m)]
-        epilogue.finish_rows(y, lo, hi, bias, residual, act, params, False)
+        epilogue.finish_rows(y, lo, hi, bias, residual, act, params, False, y, bias[:0])
 
 
 # exact: no contracted multiply-adds outside the microkernel, so the inlined epilogue rounds as numpy's ops do

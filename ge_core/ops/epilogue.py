@@ -55,8 +55,10 @@ ADDS = Epilogue(adds=True)  # the epilogue fact of Add and of a two-input Sum
 
 
 def _finish_rows(y: np.ndarray, lo: int, hi: int, bias: np.ndarray, residual: np.ndarray, act: int,
-                 params: np.ndarray, bias_per_column: bool) -> None:
-    """Rows lo..hi of y (N, C, L), as N*C rows: y <- act(y + bias[c] + residual), in place (bias[l] with
+                 params: np.ndarray, bias_per_column: bool, source: np.ndarray, scale: np.ndarray) -> None:
+    """Rows lo..hi of y (N, C, L), as N*C rows: with a scale, first y <- source * scale[c] (an inference
+    BatchNormalization's x * k, read once instead of a numpy product and a pass over it); then
+    y <- act(y + bias[c] + residual), in place (bias[l] with
     bias_per_column: a MatMul's bias, one value per output feature, its rows as C); an empty bias or
     residual is skipped. params holds p0, p1 and the constants 0, 1, 6, 1/2 in y's dtype, so float32
     arithmetic stays float32 as in numpy's kernels (a float64 literal would widen it). Per channel row, the
@@ -68,8 +70,14 @@ def _finish_rows(y: np.ndarray, lo: int, hi: int, bias: np.ndarray, residual: np
     c, length = y.shape[1], y.shape[2]
     has_bias, has_residual = bias.size > 0, residual.size > 0
     p0, p1, zero, one, six, half = params[0], params[1], params[2], params[3], params[4], params[5]
+    has_scale = scale.size > 0
     for p in range(lo, hi):
         b, ch = p // c, p % c
+        if has_scale:
+            factor = scale[ch]
+            for i in range(length):
+                u = np.uint64(i)
+                y[b, ch, u] = source[b, ch, u] * factor
         if has_bias and bias_per_column and has_residual:
             for i in range(length):
                 u = np.uint64(i)
@@ -128,13 +136,13 @@ PARTS = 16  # row ranges per kernel call: enough for the threads to balance, few
 
 
 def _apply(y: np.ndarray, bias: np.ndarray, residual: np.ndarray, act: int, params: np.ndarray,
-           bias_per_column: bool) -> None:
+           bias_per_column: bool, source: np.ndarray, scale: np.ndarray) -> None:
     """`_finish_rows` over all of y (N, C, L), its rows in PARTS ranges split over threads."""
     rows = y.shape[0] * y.shape[1]
     parts = min(rows, PARTS)
     for part in prange(parts):
         finish_rows(y, part * rows // parts, (part + 1) * rows // parts, bias, residual, act, params,
-                    bias_per_column)
+                    bias_per_column, source, scale)
 
 
 apply_kernel = threaded(_apply, exact=True, min_work=1 << 20)  # threaded from 1M elements (~50 us serially)
@@ -156,7 +164,22 @@ def apply(y: np.ndarray, bias: np.ndarray | None, residual: np.ndarray | None, e
     per_column = bias_axis == -1
     flat = y.reshape(1, -1, y.shape[-1]) if per_column else y.reshape(y.shape[0], y.shape[1], -1)
     b, r, params = kernel_operands(flat.shape, y.dtype, bias, residual, ending)
-    apply_kernel(flat, b, r, int(ending.act), params, per_column, work=flat.size)
+    apply_kernel(flat, b, r, int(ending.act), params, per_column, flat, _NONE[y.dtype][0], work=flat.size)
+
+
+def scaled(x: np.ndarray, scale: np.ndarray, shift: np.ndarray, residual: np.ndarray | None,
+           ending: Epilogue) -> np.ndarray:
+    """act(x * scale + shift + residual) as a fresh array, scale and shift one value per channel (axis 1):
+    an inference BatchNormalization and what follows it, in one pass over x, rounded as numpy's x * scale
+    and then `apply` round. `runs_on(x.dtype)` must hold and scale be of x's dtype."""
+    assert apply_kernel is not None
+    y = np.empty(x.shape, dtype=x.dtype)
+    flat = y.reshape(y.shape[0], y.shape[1], -1)
+    source = np.ascontiguousarray(x).reshape(flat.shape)
+    b, r, params = kernel_operands(flat.shape, y.dtype, shift, residual, ending)
+    factors = np.ascontiguousarray(scale.reshape(-1), dtype=y.dtype)
+    apply_kernel(flat, b, r, int(ending.act), params, False, source, factors, work=flat.size)
+    return y
 
 
 def kernel_operands(shape: tuple[int, ...], dtype: np.dtype, bias: np.ndarray | None,

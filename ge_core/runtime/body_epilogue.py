@@ -91,9 +91,11 @@ class EpiloguePlan:
         k, shift = batch_norm_affine(self.head, inputs)
         if k.dtype != x.dtype:
             return None
-        y = x * k  # the kernel's own first step; then its `+= shift` and the rest in one pass
-        epilogue.apply(y, shift, residual, self.ending)
-        return y
+        if k.size != x.shape[1] or x.ndim < 2:  # per activation (opset < 9, spatial=0): numpy's product
+            y = x * k  # the kernel's own first step; then its `+= shift` and the rest in one pass
+            epilogue.apply(y, shift, residual, self.ending)
+            return y
+        return epilogue.scaled(x, k, shift, residual, self.ending)  # x * k and the rest in one pass
 
 
 def plan_body_epilogue(body: Graph, registry: OpRegistry) -> EpiloguePlan | None:

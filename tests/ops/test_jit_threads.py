@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pytest
@@ -74,10 +75,27 @@ def test_epilogue(act: Act) -> None:
     bias, residual = rng.standard_normal(33).astype(np.float32), rng.standard_normal(y0.shape).astype(np.float32)
     params = np.array([0.2, 0.7, 0.0, 1.0, 6.0, 0.5], np.float32)
 
-    def make() -> tuple[list[np.ndarray], int]:
-        return [y0.copy(), bias, residual, int(act), params, False], y0.size
-    threaded, serial = _both(epilogue.apply_kernel, make, lambda a: a[0])
-    np.testing.assert_array_equal(threaded, serial)
+    scale = rng.standard_normal(33).astype(np.float32)
+    for source, factors in ((None, scale[:0]), (rng.standard_normal(y0.shape).astype(np.float32), scale)):
+        def make(source: np.ndarray | None = source, factors: np.ndarray = factors) -> tuple[list[Any], int]:
+            y = y0.copy()
+            return [y, bias, residual, int(act), params, False, y if source is None else source, factors], y0.size
+        threaded, serial = _both(epilogue.apply_kernel, make, lambda a: a[0])
+        np.testing.assert_array_equal(threaded, serial)
+
+
+@pytest.mark.parametrize("act", list(Act))
+def test_scaled_is_numpys_product_then_the_epilogue(act: Act) -> None:
+    """An inference BatchNormalization's x * k folded into the epilogue pass rounds as numpy's product does."""
+    rng = np.random.default_rng(RNG_SEED)
+    x = rng.standard_normal((2, 40, 30, 31)).astype(np.float32)
+    x[1, 3, 0, :4] = np.nan
+    k, shift = rng.standard_normal((2, 40)).astype(np.float32)
+    residual = rng.standard_normal(x.shape).astype(np.float32)
+    ending = Epilogue(act, 0.2, 0.7)
+    want = x * k.reshape(-1, 1, 1)
+    epilogue.apply(want, shift, residual, ending)
+    np.testing.assert_array_equal(epilogue.scaled(x, k.reshape(-1, 1, 1), shift, residual, ending), want)
 
 
 def test_epilogue_through_apply_matches_numpy() -> None:
