@@ -6,8 +6,9 @@ the small maps of mobile nets. This one does what ORT's does: the channels are t
 axis. The input is transposed once to (N, H, W, C); every output pixel then accumulates its taps as
 C-wide multiply-adds (one SIMD run per tap, whatever the image width), with the padding handled by
 skipping taps outside the image instead of a padded copy, and each output row is written straight back
-to the NCHW result. A channel multiplier m > 1 repeats each input channel m times first, so output
-channel c*m + k reads input channel c.
+to the NCHW result. On large maps a loop over the input's phase planes (phase_planes_jit.py) runs instead:
+per channel, each tap one contiguous multiply-add run over the output positions. A channel multiplier
+m > 1 repeats each input channel m times first, so output channel c*m + k reads input channel c.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import math
 
 import numpy as np
 
+from ge_core.ops import phase_planes_jit
 from ge_core.ops.jit import compiled, prange, threaded
 from ge_core.ops.spatial import Window
 
@@ -77,53 +79,48 @@ def _depthwise_rows(x: np.ndarray, w: np.ndarray, bias: np.ndarray, strides: tup
                 y[b, ch, oy, ox] = acc[ox, ch]
 
 
-def _depthwise_planes(x: np.ndarray, w: np.ndarray, bias: np.ndarray, strides: tuple[int, int],
-                      dilations: tuple[int, int], pads: tuple[int, int], y: np.ndarray) -> None:
-    """x (N, C, H, W), w (C, 1, kh, kw), bias (C,), y (N, C, OH, OW) in NCHW as they are: per output row of one
-    channel, each tap one multiply-add along the output columns it reaches inside the image. Wins over the
-    channels-last loop when the rows are long (the CRNN's 4..16 x 160 maps: 2.5-4x, 160x160 maps: 1.4x) and
-    loses on small square ones, where the channels are the longer vector. Same sums in the same order."""
-    n, c, h, width = x.shape
-    kh, kw = w.shape[2], w.shape[3]
-    oh, ow = y.shape[2], y.shape[3]
-    sh, sw = strides
-    dh, dw = dilations
-    pt, pl = pads
-    for r in prange(n * c * oh):  # (image, channel, output row), split over threads
-        b, rest = r // (c * oh), r % (c * oh)
-        ch, oy = rest // oh, rest % oh
-        for ox in range(ow):
-            y[b, ch, oy, np.uint64(ox)] = bias[ch]
-        for i in range(kh):
-            iy = oy * sh + i * dh - pt
-            if iy < 0 or iy >= h:
-                continue
-            for j in range(kw):
-                offset = j * dw - pl
-                lo, hi = columns_inside(offset, sw, ow, width)
-                tap = w[ch, 0, i, j]
-                first, start = np.uint64(lo), np.uint64(lo * sw + offset)
-                if sw == 1:  # contiguous rows
-                    for q in range(hi - lo):
-                        u = np.uint64(q)
-                        y[b, ch, oy, first + u] += x[b, ch, iy, start + u] * tap
-                else:
-                    step = np.uint64(sw)
-                    for q in range(hi - lo):
-                        u = np.uint64(q)
-                        y[b, ch, oy, first + u] += x[b, ch, iy, start + u * step] * tap
+def _depthwise_phases(xflat: np.ndarray, w: np.ndarray, offsets: np.ndarray, bias: np.ndarray, wq: int,
+                      y: np.ndarray) -> None:
+    """xflat (N, C * block) the input's phase planes (phase_planes_jit.py), w (C, taps), y (N, C, OH, OW): per
+    channel plane, output positions p = oy*wq + ox computed as one contiguous run per tap (bias first, then
+    the taps in order: the channels-last loop's sums, bit for bit, padding taps adding zeros), then the
+    OW columns of each row copied out. Wins over the channels-last loop on large maps (no transposes, long
+    vectors: 160x160 stride 2 and 80x80 1.9-2x, 28x28 1.4x), loses on small ones (7x7: 2x slower)."""
+    n, c, oh, ow = y.shape
+    block = xflat.shape[1] // c
+    length = (oh - 1) * wq + ow
+    source, target = xflat.reshape(-1), y.reshape(-1)
+    for plane in prange(n * c):  # (image, channel), split over threads
+        ch = np.uint64(plane % c)
+        acc = np.empty(length, dtype=y.dtype)
+        start = bias[ch]
+        for q in range(length):
+            acc[np.uint64(q)] = start
+        base = np.uint64(plane * block)
+        for t in range(offsets.size):
+            o, tap = base + np.uint64(offsets[t]), w[ch, np.uint64(t)]
+            for q in range(length):
+                u = np.uint64(q)
+                acc[u] += source[o + u] * tap
+        dst = np.uint64(plane * oh * ow)
+        for oy in range(oh):
+            src = np.uint64(oy * wq)
+            for ox in range(ow):
+                target[dst + np.uint64(ox)] = acc[src + np.uint64(ox)]
+            dst += np.uint64(ow)
 
 
 columns_inside = compiled(_columns_inside) or _columns_inside
 # Threaded from ~50 us of serial work (128k elements copied, 512k multiply-adds): see jit.py on launches.
 to_channels_last = threaded(_to_channels_last, min_work=1 << 17)
 depthwise_rows = threaded(_depthwise_rows, min_work=1 << 19)
-depthwise_planes = threaded(_depthwise_planes, min_work=1 << 19)
+depthwise_phases = threaded(_depthwise_phases, min_work=1 << 19)
 AVAILABLE = depthwise_rows is not None
 DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
-# Input widths from which the NCHW loop beats the channels-last one (measured, float32, two threads: 160-wide
-# CRNN maps 1.6-4x, 80x80 stride 2 1.4x faster; 56x56 and smaller maps slower).
-PLANAR_MIN_WIDTH = 80
+# Output pixels per channel from which the phase-plane loop beats the channels-last one (measured, float32,
+# two threads, 15 maps of DB, CRNN and ShuffleNet: from 28x28 and 56x56 stride 2 on 1.1-2x faster, 20x20
+# even, 14x14 and smaller slower).
+PHASES_MIN_PIXELS = 500
 
 
 def supports(x: np.ndarray, w: np.ndarray, group: int) -> bool:
@@ -150,9 +147,11 @@ def depthwise(x: np.ndarray, w: np.ndarray, b: np.ndarray | None, win: Window) -
     bias = np.zeros(cout, dtype=x.dtype) if b is None else np.ascontiguousarray(b, dtype=x.dtype)
     y = np.empty((n, cout, *win.out), dtype=x.dtype)
     work = y.size * math.prod(win.kernel)
-    if width >= PLANAR_MIN_WIDTH:  # long rows: vectorise along them, no transposes
-        assert depthwise_planes is not None
-        depthwise_planes(x, np.ascontiguousarray(w), bias, win.strides, win.dilations, win.pads_begin, y, work=work)
+    if math.prod(win.out) >= PHASES_MIN_PIXELS:  # large maps: contiguous runs per tap, no transposes
+        assert depthwise_phases is not None
+        xflat, hq, wq = phase_planes_jit.split(x, win)
+        offsets = phase_planes_jit.tap_offsets(1, *win.kernel, *win.dilations, *win.strides, hq, wq)
+        depthwise_phases(xflat, np.ascontiguousarray(w.reshape(cout, -1)), offsets, bias, wq, y, work=work)
         return y
     channels_last = np.empty((n, h * width, cout), dtype=x.dtype)
     to_channels_last(x.reshape(n, cout, h * width), channels_last, work=x.size)

@@ -1,23 +1,25 @@
-"""Stride-1 float32 convolutions as an implicit GEMM over the flattened, padded input (numba), with the
-bias, residual and activation applied to each output row while it is in cache.
+"""float32 convolutions with a kernel larger than 1x1 as an implicit GEMM over the input's phase planes
+(numba + the LLVM microkernels of simd_microkernel.py), with the bias, residual and activation applied to
+each output channel while it is in cache. 1x1 convs stay a plain OpenBLAS GEMM (conv.py): measured, this
+kernel was no faster there, and slower inside whole models.
 
 The im2col path (conv.py) copies every kernel tap of the input into a column buffer (9x the input for a
 3x3 conv), hands it to OpenBLAS, and then makes a pass over the result for the epilogue. Here nothing is
-copied per tap. Pad the input once and flatten each channel plane (Hp x Wp): output pixel (oy, ox) then
-reads tap (i, j) of channel c at c*Hp*Wp + i*dh*Wp + j*dw + (oy*Wp + ox). Counted over a grid Wp wide
-instead of OW, the output positions p = oy*Wp + ox are consecutive, and so are the input positions every
-tap reads for them: the GEMM's B row for reduction step (c, i, j) is the flat input at offset(c, i, j) + p.
-The simd_microkernel computes 6 output channels x 32 such positions in registers from those offsets; the
-Wp - OW columns past each row are computed and dropped (2 of 15 on a 13x13 map, 2 of 57 on 55x55).
+copied per tap: on the phase planes (phase_planes_jit.py) output position p = oy*Wq + ox, counted over a
+grid Wq wide, reads tap (c, i, j) at offset(c, i, j) + p, consecutive for consecutive p. So the GEMM's B
+row for reduction step (c, i, j) is the flat input at that offset, and the microkernel computes 6 output
+channels x 32 such positions in registers (the Wq - OW columns past each row computed and dropped: 2 of 15
+on a 13x13 map, 2 of 57 on 55x55). When those dropped columns and the rounding of the channels to 6 cost
+more than rounding the pixels to 6 and the channels to 32, conv_pixels_jit.py's kernel runs instead.
 
-Measured against OpenBLAS's GEMM alone on the im2col buffer (its column building not counted), hot, two
-threads: SqueezeNet's and Inception's 3x3 convs 1.0-1.35x faster, Inception v1's 64->192 3x3 on 56x56
-equal; alone on one core, 175-220 GFLOP/s. In a whole SqueezeNet run its 3x3 convs took 0.21 ms against
-0.39 ms through im2col.
+Measured, hot, two threads, against the im2col path with its separate epilogue pass: 3x3 convs of
+SqueezeNet, Inception and ResNet 1.0-1.9x faster, first 3-channel convs (7x7 and 3x3, stride 2) 1.3-2.7x,
+24-channel 3x3 on 160x160 3.4x; one core reaches 175-220 GFLOP/s (OpenBLAS's SkylakeX kernels: ~210).
+In a whole SqueezeNet run its 3x3 convs took 0.21 ms against 0.39 ms through im2col.
 
 Blocking: the reduction runs in chunks of KC steps (a chunk's input rows for a group of PB tiles stay in
 L2 while every output-channel block passes over them); work items are (image, group, channel chunk, tile
-group) and split over numba's threads, then a second loop writes the output rows with the epilogue
+group) and split over numba's threads, then a second loop writes the output channels with the epilogue
 (epilogue.finish_rows: the same arithmetic as the separate pass). The last tile of an image may read past
 the input's end: it reads from a zero-filled copy of its rows instead.
 """
@@ -30,7 +32,7 @@ import weakref
 
 import numpy as np
 
-from ge_core.ops import conv_pixels_jit, epilogue
+from ge_core.ops import conv_pixels_jit, epilogue, phase_planes_jit
 from ge_core.ops.epilogue import Epilogue
 from ge_core.ops.jit import prange, threaded
 from ge_core.ops.simd_microkernel import MR, NR, microkernel
@@ -113,40 +115,6 @@ conv_kernel = threaded(_conv_kernel, exact=True, min_work=4_000_000)  # threaded
 AVAILABLE = conv_kernel is not None and microkernel is not None and epilogue.apply_kernel is not None
 
 
-def _phase_split(x: np.ndarray, pads: tuple[int, int], strides: tuple[int, int], xq: np.ndarray) -> None:
-    """x (N, C, H, W) -> xq (N, C, sh, sw, Hq, Wq): xq[n, c, a, b, i, j] = x[n, c, sh*i + a - pt,
-    sw*j + b - pl], zero where that lies in the padding (or past it). With stride 1 it is the padded copy."""
-    n, c, h, width = x.shape
-    sh, sw = strides
-    pt, pl = pads
-    hq, wq = xq.shape[4], xq.shape[5]
-    source, target = x.reshape(-1), xq.reshape(-1)  # flat, unsigned indices: no negative-index checks
-    for phase_plane in prange(n * c * sh * sw):  # (image, channel, row phase, column phase), over threads
-        bb = phase_plane % sw
-        a = (phase_plane // sw) % sh
-        plane = phase_plane // (sw * sh)  # (image, channel)
-        # the columns j with sw*j + bb - pl inside [0, width): [lo, hi)
-        lo = min(wq, max(0, (pl - bb + sw - 1) // sw))
-        hi = max(lo, min(wq, (width - 1 + pl - bb) // sw + 1))
-        dst = np.uint64(phase_plane * hq * wq)
-        for i in range(hq):
-            src_row = sh * i + a - pt
-            inside = 0 <= src_row < h
-            first, last = (lo, hi) if inside else (wq, wq)
-            for j in range(first):
-                target[dst + np.uint64(j)] = 0.0
-            if inside:
-                src = np.uint64((plane * h + src_row) * width + bb - pl + sw * first)
-                for j in range(last - first):
-                    target[dst + np.uint64(first + j)] = source[src + np.uint64(sw * j)]
-            for j in range(last, wq):
-                target[dst + np.uint64(j)] = 0.0
-            dst += np.uint64(wq)
-
-
-phase_split = threaded(_phase_split, exact=True, min_work=1 << 18)  # threaded from 256k elements
-
-
 def supports(x: np.ndarray, w: np.ndarray, group: int, win: Window) -> bool:
     """A 1-D or 2-D float32 conv (any stride, dilation, padding, group), when numba is on."""
     return (AVAILABLE and x.dtype == FLOAT and w.dtype == FLOAT and x.ndim in (3, 4) and x.size > 0
@@ -161,20 +129,13 @@ def conv(x: np.ndarray, w: np.ndarray, group: int, win: Window, bias: np.ndarray
                           (0, *win.pads_end), (1, *win.out))
         res = None if residual is None else residual[:, :, None]
         return conv(x[:, :, None], w[:, :, None], group, flat_win, bias, res, ending)[:, :, 0]
-    assert conv_kernel is not None and phase_split is not None
-    n, c, h, width = x.shape
-    (pt, pl), (pb, pr) = win.pads_begin, win.pads_end
+    assert conv_kernel is not None
+    n, c = x.shape[:2]
     (sh, sw), (oh, ow) = win.strides, win.out
-    # a stride's phases as planes of their own (module docstring): hq x wq each, sh*sw per channel
-    hq, wq = -(-(h + pt + pb) // sh), -(-(width + pl + pr) // sw)
+    xflat, hq, wq = phase_planes_jit.split(x, win)  # (module docstring of phase_planes_jit.py)
     cg, m = c // group, w.shape[0]
-    offsets = _offsets(cg, w.shape[2], w.shape[3], win.dilations[0], win.dilations[1], sh, sw, hq, wq)
-    if pt or pb or pl or pr or sh > 1 or sw > 1:
-        xq = np.empty((n, c, sh, sw, hq, wq), dtype=FLOAT)
-        phase_split(np.ascontiguousarray(x), (pt, pl), (sh, sw), xq, work=xq.size)
-        xflat = xq.reshape(n, -1)
-    else:
-        xflat = np.ascontiguousarray(x).reshape(n, c * h * width)
+    offsets = phase_planes_jit.tap_offsets(cg, w.shape[2], w.shape[3], win.dilations[0], win.dilations[1], sh, sw,
+                                           hq, wq)
     y = np.empty((n, m, oh, ow), dtype=FLOAT)
     b, r, params = epilogue.kernel_operands((n, m, oh * ow), FLOAT, bias, residual, ending)
     work = n * m * cg * math.prod(w.shape[2:]) * oh * ow
@@ -231,16 +192,6 @@ def _pixel_positions(oh: int, ow: int, wq: int) -> np.ndarray:
     oy, ox = np.divmod(np.arange(oh * ow), ow)
     rows = oy * wq + ox
     return np.concatenate([rows, np.full(-len(rows) % MR, rows[-1])]).astype(np.int64)
-
-
-@functools.lru_cache(maxsize=512)
-def _offsets(cg: int, kh: int, kw: int, dh: int, dw: int, sh: int, sw: int, hq: int, wq: int) -> np.ndarray:
-    """Reduction step (c, i, j) -> its tap's offset in the flat phase planes (c, sh, sw, hq, wq): tap row
-    i*dh lies in phase (i*dh) % sh, (i*dh) // sh rows down; c-major as W's layout."""
-    c, i, j = np.meshgrid(np.arange(cg), np.arange(kh), np.arange(kw), indexing="ij")
-    ty, tx = i * dh, j * dw
-    phase = (c * sh + ty % sh) * sw + tx % sw
-    return (phase * hq * wq + (ty // sh) * wq + tx // sw).reshape(-1).astype(np.int64)
 
 
 _PACKED: dict[tuple[int, int], tuple[weakref.ref[np.ndarray], int, np.ndarray]] = {}

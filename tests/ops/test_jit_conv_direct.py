@@ -11,7 +11,7 @@ import os
 import numpy as np
 import pytest
 
-from ge_core.ops import conv, conv_direct_jit, conv_pixels_jit, epilogue
+from ge_core.ops import conv, conv_direct_jit, conv_pixels_jit, epilogue, phase_planes_jit
 from ge_core.ops.epilogue import Act, Epilogue
 from ge_core.ops.jit import ThreadedKernel
 from ge_core.ops.spatial import Window
@@ -129,7 +129,7 @@ def test_weight_panels_are_cached_for_read_only_weights_only() -> None:
 
 def test_phase_split_serial_and_threaded() -> None:
     """The stride phases of the zero-padded input, as the strided slices of a padded copy give them."""
-    kernel = conv_direct_jit.phase_split
+    kernel = phase_planes_jit.phase_split
     assert kernel is not None
     rng = np.random.default_rng(11)
     for stride, pads, size in (((2, 3), (1, 2), (23, 31)), ((1, 1), (3, 0), (5, 4)), ((3, 2), (0, 0), (64, 70))):

@@ -4,13 +4,14 @@ sizes and both float widths; and the Conv op's choice of it."""
 
 from __future__ import annotations
 
+import math
 import os
 
 import numpy as np
 import pytest
 from onnx import helper
 
-from ge_core.ops import conv_depthwise_jit
+from ge_core.ops import conv_depthwise_jit, phase_planes_jit
 from ge_core.ops.conv import _depthwise
 from ge_core.ops.spatial import pad_input
 from ge_core.runtime.executor import execute
@@ -45,14 +46,16 @@ def test_matches_the_shifted_view_kernel(seed: int) -> None:
 
 
 @pytest.mark.parametrize("seed", range(24))
-def test_long_rows_take_the_nchw_loop(seed: int) -> None:
-    """Inputs at least PLANAR_MIN_WIDTH wide run the NCHW loop: the same values as the shifted-view kernel,
-    and bit for bit the channels-last loop's (the same sums in the same order), serial and threaded."""
+def test_large_maps_take_the_phase_plane_loop(seed: int) -> None:
+    """Maps of at least PHASES_MIN_PIXELS output pixels run the phase-plane loop: the same values as the
+    shifted-view kernel, and bit for bit the channels-last loop's (the same sums in the same order), serial
+    and threaded."""
     rng = np.random.default_rng(100 + seed)
     dtype = np.float64 if seed % 5 == 0 else np.float32
     channels, mult = int(rng.integers(2, 12)), 1 + seed % 2
-    spatial = (int(rng.integers(9, 14)), int(rng.integers(conv_depthwise_jit.PLANAR_MIN_WIDTH, 200)))
+    spatial = (int(rng.integers(60, 80)), int(rng.integers(100, 200)))
     win = _window(rng, spatial)
+    assert math.prod(win.out) >= conv_depthwise_jit.PHASES_MIN_PIXELS
     x = rng.standard_normal((1 + seed % 2, channels, *spatial)).astype(dtype)
     w = rng.standard_normal((channels * mult, 1, *win.kernel)).astype(dtype)
     b = rng.standard_normal(channels * mult).astype(dtype)
@@ -63,13 +66,15 @@ def test_long_rows_take_the_nchw_loop(seed: int) -> None:
     taps = np.ascontiguousarray(w[:, 0].transpose(1, 2, 0))
     channels_last = np.ascontiguousarray(xr.transpose(0, 2, 3, 1))
     rows = np.empty_like(got)
-    assert conv_depthwise_jit.depthwise_rows is not None and conv_depthwise_jit.depthwise_planes is not None
+    assert conv_depthwise_jit.depthwise_rows is not None and conv_depthwise_jit.depthwise_phases is not None
     conv_depthwise_jit.depthwise_rows.serial(channels_last, taps, b, win.strides, win.dilations, win.pads_begin,
                                              rows)
     np.testing.assert_array_equal(got, rows)
-    for variant in (conv_depthwise_jit.depthwise_planes.serial, conv_depthwise_jit.depthwise_planes.threaded):
+    xflat, hq, wq = phase_planes_jit.split(xr, win)
+    offsets = phase_planes_jit.tap_offsets(1, *win.kernel, *win.dilations, *win.strides, hq, wq)
+    for variant in (conv_depthwise_jit.depthwise_phases.serial, conv_depthwise_jit.depthwise_phases.threaded):
         planes = np.full_like(got, np.nan)
-        variant(xr, w, b, win.strides, win.dilations, win.pads_begin, planes)
+        variant(xflat, np.ascontiguousarray(w.reshape(len(w), -1)), offsets, b, wq, planes)
         np.testing.assert_array_equal(planes, rows)
 
 
