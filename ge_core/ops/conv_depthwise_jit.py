@@ -114,7 +114,7 @@ columns_inside = compiled(_columns_inside) or _columns_inside
 # Threaded from ~50 us of serial work (128k elements copied, 512k multiply-adds): see jit.py on launches.
 to_channels_last = threaded(_to_channels_last, min_work=1 << 17)
 depthwise_rows = threaded(_depthwise_rows, min_work=1 << 19)
-depthwise_phases = threaded(_depthwise_phases, min_work=1 << 19)
+depthwise_phases = threaded(_depthwise_phases, min_work=1 << 20)
 AVAILABLE = depthwise_rows is not None
 DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 # Output pixels per channel from which the phase-plane loop beats the channels-last one (measured, float32,

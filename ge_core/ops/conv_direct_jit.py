@@ -111,7 +111,7 @@ def _conv_kernel(xflat: np.ndarray, limit: int, wpack: np.ndarray, offsets: np.n
 
 
 # exact: no contracted multiply-adds outside the microkernel, so the inlined epilogue rounds as numpy's ops do
-conv_kernel = threaded(_conv_kernel, exact=True, min_work=4_000_000)  # threaded from 4M multiply-adds (~40 us)
+conv_kernel = threaded(_conv_kernel, exact=True, min_work=8_000_000)  # threaded from 8M multiply-adds (~80 us)
 AVAILABLE = conv_kernel is not None and microkernel is not None and epilogue.apply_kernel is not None
 
 
