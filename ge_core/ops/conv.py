@@ -1,5 +1,9 @@
 """Convolutions: Conv and ConvTranspose over 1-D/2-D/3-D inputs (N x C x D1 ... Dn), with groups.
 
+float32 Conv with a kernel larger than 1x1 runs as an implicit GEMM on the input's phase planes, with its
+epilogue fused (conv_direct_jit.py, conv_pixels_jit.py: no column buffer). 1x1 convs, other dtypes and runs
+without numba take the paths below.
+
 Conv runs as im2col + one batched BLAS matmul over all groups: kernel taps are copied from strided views
 of the padded input into a column buffer (N, C, k1..kn, out1..outn), which reshapes without a copy to
 (N, group, C/group * K, L) for the matmul. The buffer is built a slab of output rows at a time when it
