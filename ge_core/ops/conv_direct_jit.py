@@ -33,6 +33,7 @@ import weakref
 import numpy as np
 
 from ge_core.ops import conv_pixels_jit, epilogue, phase_planes_jit
+from ge_core.ops.conv_tiles import work_item
 from ge_core.ops.epilogue import Epilogue
 from ge_core.ops.jit import prange, threaded
 from ge_core.ops.simd_microkernel import MR, NR, microkernel
@@ -53,17 +54,10 @@ def _conv_kernel(xflat: np.ndarray, limit: int, wpack: np.ndarray, offsets: np.n
     n_img, n_groups, m_blocks, steps = xflat.shape[0], wpack.shape[0], wpack.shape[1], wpack.shape[2]
     ldc = buf.shape[3]
     tile_groups = (tiles + PB - 1) // PB
-    m_chunk = (m_blocks + chunks - 1) // chunks
     items = n_img * n_groups * chunks * tile_groups
     gather_offsets = np.arange(KC, dtype=np.int64) * NR
     for item in prange(items):
-        tg = item % tile_groups
-        rest = item // tile_groups
-        chunk = rest % chunks
-        rest //= chunks
-        g, b = rest % n_groups, rest // n_groups
-        mb_lo, mb_hi = chunk * m_chunk, min(m_blocks, (chunk + 1) * m_chunk)
-        t_lo, t_hi = tg * PB, min(tiles, (tg + 1) * PB)
+        b, g, mb_lo, mb_hi, t_lo, t_hi = work_item(item, tile_groups, PB, tiles, chunks, m_blocks, n_groups)
         if mb_lo < mb_hi:  # (a chunk past the last block when blocks < chunks: nothing to do)
             x_base = xflat.ctypes.data + (b * xflat.shape[1] + g * group_stride) * 4
             gathered = np.empty((0, NR), dtype=np.float32)  # allocated only for a tile that needs it

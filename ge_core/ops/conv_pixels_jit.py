@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ge_core.ops import epilogue
+from ge_core.ops.conv_tiles import work_item
 from ge_core.ops.jit import prange, threaded
 from ge_core.ops.simd_microkernel import MR, NR, microkernel_gathered
 
@@ -29,17 +30,11 @@ def _conv_kernel(xflat: np.ndarray, wpack: np.ndarray, offsets: np.ndarray, grou
     n_img, n_groups, n_blocks, steps = xflat.shape[0], wpack.shape[0], wpack.shape[1], wpack.shape[2]
     ldc = buf.shape[3]
     tiles = rows.size // MR
-    block_chunk = (n_blocks + chunks - 1) // chunks
     tile_group = (tiles + pixel_groups - 1) // pixel_groups
     items = n_img * n_groups * chunks * pixel_groups
     for item in prange(items):
-        pg = item % pixel_groups
-        rest = item // pixel_groups
-        chunk = rest % chunks
-        rest //= chunks
-        g, b = rest % n_groups, rest // n_groups
-        nb_lo, nb_hi = chunk * block_chunk, min(n_blocks, (chunk + 1) * block_chunk)
-        t_lo, t_hi = pg * tile_group, min(tiles, (pg + 1) * tile_group)
+        b, g, nb_lo, nb_hi, t_lo, t_hi = work_item(item, pixel_groups, tile_group, tiles, chunks, n_blocks,
+                                                   n_groups)
         x_base = xflat.ctypes.data + (b * xflat.shape[1] + g * group_stride) * 4
         for k0 in range(0, steps, KC):
             kl = min(KC, steps - k0)
