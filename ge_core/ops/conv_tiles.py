@@ -3,6 +3,10 @@
 An item is (image, group, chunk of output-channel blocks, group of tiles), numbered with the tile group
 fastest, so that numba's static split of a prange hands each thread whole chunks of channels where there
 are several (each thread then also writes out the channels it computed).
+
+The two kernels' write-out loops look alike but are kept apart: one reads channel-major tiles (contiguous
+rows, vectorised), the other pixel-major ones (a strided gather). One shared loop with the strides as
+arguments measured 15-25% slower on both kernels (hot, 16->64 3x3 at 55x55 and 128->32 at 56x56).
 """
 
 from __future__ import annotations
