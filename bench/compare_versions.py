@@ -13,7 +13,7 @@ warm thread pools and caches; alternating the order and running ORT before each 
 that, not all (the rest is unexplained). Runs from two checkouts agreed with the benchmark each time. The
 machine is shared and noisy: one round is not enough (the same code measured 1.75-1.96x over twelve runs),
 so read the spread, not one pair.
-numpy's BLAS runs with OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE removed from the environment, as the README's
+numpy's BLAS runs with OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE removed from the environment, as bench/README.md's
 benchmark command does.
 """
 

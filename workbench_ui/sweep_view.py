@@ -54,7 +54,7 @@ METRIC_TITLES = {"simulated_us": "simulated µs", "arena_bytes": "arena bytes", 
 TABLE_COLUMNS = ["model", "config_name", "hardware", "status", *METRIC_TITLES, "error", "config_key", "key"]
 SWEEP_INTRO = (
     "**What am I looking at?** The rows of a sweep (`python -m ge_core sweep MODEL... --configs O1,O3 "
-    "--hardware ascend910 --out results.csv`, see the README's Sweeps): one per model, configuration and "
+    "--hardware ascend910 --out results.csv`, see docs/sweeps.md): one per model, configuration and "
     "hardware. The heat map shows one metric for every model and configuration (grey: no `ok` row, its "
     "status written in); the Pareto chart shows which configurations no other beats on both latency and "
     "arena bytes. Click a cell or a table row to open that model and configuration on the Graph page."

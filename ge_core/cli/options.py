@@ -151,7 +151,7 @@ def source_of(args: argparse.Namespace) -> Source | Graph:
     path = Path(model)
     if not path.is_file():
         raise UsageError(f"model file '{model}' not found.",
-                         hint="Give a path to an .onnx file, sample:NAME (see the README for samples) or "
+                         hint="Give a path to an .onnx file, sample:NAME (docs/cli.md lists the samples) or "
                               "model.py:FUNCTION (a PyTorch model).")
     return str(path)
 

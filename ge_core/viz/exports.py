@@ -15,7 +15,7 @@ from ge_core.viz.memory_views import allocation_table, memory_timeline, peak_tab
 from ge_core.viz.pass_table import pass_table
 from ge_core.viz.profile_views import output_comparison
 
-# name -> what it holds, in the order written (the README's Command line section lists the same)
+# name -> what it holds, in the order written (docs/cli.md lists the same)
 TABLE_FILES = {
     "passes": "one row per pass: stage, changed, nodes before/after, ms, fusions, notes",
     "fusion_decisions": "one row per fusion candidate: pass, pattern, accepted, reason, nodes, fused node",

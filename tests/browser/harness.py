@@ -1,7 +1,7 @@
 """Driving the workbench in a real headless Chromium: a Streamlit server whose output is kept, and the
 waits and checks every browser test uses.
 
-Needs Debian's chromium (/usr/bin/chromium) and Python Playwright (requirements-dev.txt); Playwright's own
+Needs Debian's chromium (/usr/bin/chromium) and Python Playwright (pyproject.toml's "dev" extra); Playwright's own
 browser download is never used. The tests are skipped when either is missing, unless GE_BROWSER_TESTS is
 set (CI sets it, and installs chromium first): then a missing browser fails the run instead of hiding it.
 """
