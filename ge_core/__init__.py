@@ -27,6 +27,7 @@ from ge_core.frontend.summary import ModelSummary, summarize
 from ge_core.frontend.torch import from_torch
 from ge_core.hardware import HardwareProfile, load_profile, profile_names
 from ge_core.ir import Graph, Node, TensorDesc
+from ge_core.kernels.jit import compiles as kernel_compiles
 from ge_core.offline.cache import CompileCache
 from ge_core.passes.infra.instruments import PassRecord
 from ge_core.passes.infra.pipeline import OptLevel
@@ -71,6 +72,7 @@ __all__ = [
     "execute",
     "from_torch",
     "import_onnx",
+    "kernel_compiles",
     "load_compiled",
     "load_onnx",
     "load_profile",

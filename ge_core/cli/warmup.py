@@ -67,7 +67,8 @@ def warmup_model() -> bytes:
         op("Sigmoid", ["d1"], "s1"),
         op("Conv", ["r1", const("wd", 32, 1, 3, 3), const("bd", 32)], "d1", group=32, pads=[1, 1, 1, 1]),
         op("AveragePool", ["r1"], "a1", kernel_shape=[3, 3], pads=[1, 1, 1, 1]),  # a large map: separable
-        op("MaxPool", ["d1"], "p1", kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]),  # small: rows
+        op("MaxPool", ["d1"], "p1", kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]),  # large: separable
+        op("MaxPool", ["p1"], "y7", kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]),  # small: rows
         op("Conv", ["p1", const("wd2", 32, 1, 3, 3)], "d2", group=32, pads=[1, 1, 1, 1]),  # small-map depthwise
         op("Conv", ["p1", const("wt", 8, 32, 3, 3)], "t1", pads=[1, 1, 1, 1]),  # few output channels: tap sums
         op("ConvTranspose", ["t1", const("wct", 8, 8, 2, 2), const("bct", 8)], "u1", strides=[2, 2]),
@@ -87,18 +88,22 @@ def warmup_model() -> bytes:
         op("LayerNormalization", ["s", "gamma", const("beta", 64)], "y5", axis=-1),
         op("Transpose", ["s"], "st", perm=[0, 2, 1]),
         op("MatMul", ["s", "st"], "scores"),
-        op("Softmax", ["scores"], "y6", axis=-1),
+        op("Softmax", ["scores"], "y6", axis=-1),  # long rows: exp32 in the loop
+        op("Slice", ["scores", "zero", "sixteen", "two"], "short"),
+        op("Softmax", ["short"], "y8", axis=-1),  # rows shorter than 32: numpy's exp between two loops
     ]
     inits += [numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "scales"),
               numpy_helper.from_array(np.ones(8, np.float32), "var"),
               numpy_helper.from_array(np.ones(64, np.float32), "gamma"),
               numpy_helper.from_array(np.array([0], np.int64), "zero"),
               numpy_helper.from_array(np.array([8], np.int64), "eight"),
-              numpy_helper.from_array(np.array([1], np.int64), "one")]
+              numpy_helper.from_array(np.array([1], np.int64), "one"),
+              numpy_helper.from_array(np.array([16], np.int64), "sixteen"),
+              numpy_helper.from_array(np.array([2], np.int64), "two")]
     inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16, 40, 40]),
               helper.make_tensor_value_info("s", TensorProto.FLOAT, [1, 64, 64])]
     outputs = [helper.make_tensor_value_info(name, TensorProto.FLOAT, None)
-               for name in ("s1", "y1", "y3", "y4", "y5", "y6")]
+               for name in ("s1", "y1", "y3", "y4", "y5", "y6", "y7", "y8")]
     graph = helper.make_graph(nodes, "warmup", inputs, outputs, inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)])
     return bytes(model.SerializeToString())

@@ -22,7 +22,7 @@ import numpy as np
 
 from ge_core.ir.node import Node
 from ge_core.kernels.exp32 import exp32
-from ge_core.kernels.jit import compiled
+from ge_core.kernels.jit import compiled, frozen
 from ge_core.kernels.registry import FastPath
 from ge_core.ops.erf32 import ERFC_T
 
@@ -95,7 +95,7 @@ def sigmoid(x: np.ndarray) -> np.ndarray:
 def _elementwise(kernel: Callable[..., None], x: np.ndarray) -> np.ndarray:
     flat = np.ascontiguousarray(x).reshape(-1)
     y = np.empty_like(flat)
-    kernel(flat, y)
+    kernel(frozen(flat), y)
     return y.reshape(x.shape)
 
 

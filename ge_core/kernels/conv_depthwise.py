@@ -18,7 +18,7 @@ import math
 import numpy as np
 
 from ge_core.kernels import phase_planes
-from ge_core.kernels.jit import compiled
+from ge_core.kernels.jit import compiled, frozen
 from ge_core.ops.spatial import Window
 
 
@@ -150,11 +150,12 @@ def depthwise(x: np.ndarray, w: np.ndarray, b: np.ndarray | None, win: Window) -
         assert depthwise_phases is not None
         xflat, hq, wq = phase_planes.split(x, win)
         offsets = phase_planes.tap_offsets(1, *win.kernel, *win.dilations, *win.strides, hq, wq)
-        depthwise_phases(xflat, np.ascontiguousarray(w.reshape(cout, -1)), offsets, bias, wq, y)
+        taps = np.ascontiguousarray(w.reshape(cout, -1))
+        depthwise_phases(frozen(xflat), frozen(taps), frozen(offsets), frozen(bias), wq, y)
         return y
     channels_last = np.empty((n, h * width, cout), dtype=x.dtype)
-    to_channels_last(x.reshape(n, cout, h * width), channels_last)
+    to_channels_last(frozen(x.reshape(n, cout, h * width)), channels_last)
     taps = np.ascontiguousarray(w[:, 0].transpose(1, 2, 0))  # (kh, kw, C)
-    depthwise_rows(channels_last.reshape(n, h, width, cout), taps, bias, win.strides, win.dilations,
-                   win.pads_begin, y)
+    depthwise_rows(frozen(channels_last.reshape(n, h, width, cout)), frozen(taps), frozen(bias), win.strides,
+                   win.dilations, win.pads_begin, y)
     return y

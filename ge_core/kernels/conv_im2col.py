@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ge_core.kernels.conv_depthwise import columns_inside
-from ge_core.kernels.jit import compiled
+from ge_core.kernels.jit import compiled, frozen
 from ge_core.ops.spatial import Window
 
 
@@ -69,5 +69,5 @@ def im2col(x: np.ndarray, win: Window) -> np.ndarray:
     """The column buffer (N, C, kh, kw, OH, OW) of an unpadded N x C x H x W input."""
     assert im2col_kernel is not None
     cols = np.empty((*x.shape[:2], *win.kernel, *win.out), dtype=x.dtype)
-    im2col_kernel(np.ascontiguousarray(x), win.kernel, win.strides, win.dilations, win.pads_begin, cols)
+    im2col_kernel(frozen(np.ascontiguousarray(x)), win.kernel, win.strides, win.dilations, win.pads_begin, cols)
     return cols

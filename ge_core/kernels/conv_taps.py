@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ge_core.kernels.jit import compiled
+from ge_core.kernels.jit import compiled, frozen
 from ge_core.ops.conv_taps import tap_products
 from ge_core.ops.spatial import Window
 
@@ -44,5 +44,5 @@ def tap_gemm_conv(xp: np.ndarray, w: np.ndarray, win: Window) -> np.ndarray:
     # + (oh - 1) * wp + ow <= Hp * Wp, which a padded input of the window's size guarantees; checked anyway.
     if int(starts.max()) + (win.out[0] - 1) * wp + win.out[1] > per_tap.shape[3]:
         raise ValueError(f"tap rows run past the padded input {list(xp.shape)} for window {win}")
-    tap_sum(per_tap, starts, wp, y)
+    tap_sum(frozen(per_tap), frozen(starts), wp, y)
     return y

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ge_core.kernels.jit import compiled
+from ge_core.kernels.jit import compiled, frozen
 from ge_core.ops import blas
 from ge_core.ops.spatial import Window
 
@@ -56,5 +56,5 @@ def conv_transpose(x: np.ndarray, w: np.ndarray, group: int, win: Window) -> np.
     wt = w.reshape(group, cin // group, -1).transpose(0, 2, 1)  # (g, Cout/g * K, Cin/g)
     cols = blas.matmul(wt, x.reshape(n, group, cin // group, -1))  # (N, g, Cout/g * K, H*W)
     y = np.empty((n, cout, *win.out), dtype=x.dtype)
-    interleave(np.ascontiguousarray(cols).reshape(n, cout, *win.kernel, h, width), y)
+    interleave(frozen(np.ascontiguousarray(cols).reshape(n, cout, *win.kernel, h, width)), y)
     return y

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ge_core.kernels.jit import compiled
+from ge_core.kernels.jit import compiled, frozen
 from ge_core.ops.epilogue import Epilogue
 
 
@@ -100,7 +100,7 @@ def _finish_rows(y: np.ndarray, lo: int, hi: int, bias: np.ndarray, residual: np
 
 apply_kernel = compiled(_finish_rows, exact=True)
 DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
-_NONE = {dtype: (np.empty(0, dtype), np.empty((0, 0, 0), dtype)) for dtype in DTYPES}
+_NONE = {dtype: (frozen(np.empty(0, dtype)), frozen(np.empty((0, 0, 0), dtype))) for dtype in DTYPES}
 
 
 def runs_on(dtype: np.dtype) -> bool:
@@ -117,7 +117,7 @@ def apply(y: np.ndarray, bias: np.ndarray | None, residual: np.ndarray | None, e
     per_column = bias_axis == -1
     flat = y.reshape(1, -1, y.shape[-1]) if per_column else y.reshape(y.shape[0], y.shape[1], -1)
     b, r, params = kernel_operands(flat.shape, y.dtype, bias, residual, ending, per_column)
-    apply_kernel(flat, 0, flat.shape[0] * flat.shape[1], b, r, int(ending.act), params, per_column, flat,
+    apply_kernel(flat, 0, flat.shape[0] * flat.shape[1], b, r, int(ending.act), params, per_column, frozen(flat),
                  _NONE[y.dtype][0])
 
 
@@ -134,7 +134,8 @@ def scaled(x: np.ndarray, scale: np.ndarray, shift: np.ndarray, residual: np.nda
     factors = np.ascontiguousarray(scale.reshape(-1), dtype=y.dtype)
     if factors.size != flat.shape[1]:  # read per channel by the compiled loop: checked before it runs
         raise ValueError(f"scale has {factors.size} values for {flat.shape[1]} channels")
-    apply_kernel(flat, 0, flat.shape[0] * flat.shape[1], b, r, int(ending.act), params, False, source, factors)
+    apply_kernel(flat, 0, flat.shape[0] * flat.shape[1], b, r, int(ending.act), params, False, frozen(source),
+                 frozen(factors))
     return y
 
 
@@ -150,4 +151,4 @@ def kernel_operands(shape: tuple[int, ...], dtype: np.dtype, bias: np.ndarray | 
         raise ValueError(f"the bias has {b.size} values where the epilogue adds one per {want} "
                          f"{'columns' if per_column else 'channels'}")
     r = no_residual if residual is None else np.ascontiguousarray(residual, dtype=dtype).reshape(shape)
-    return b, r, np.array([ending.p0, ending.p1, 0.0, 1.0, 6.0, 0.5], dtype=dtype)
+    return frozen(b), frozen(r), frozen(np.array([ending.p0, ending.p1, 0.0, 1.0, 6.0, 0.5], dtype=dtype))

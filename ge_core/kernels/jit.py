@@ -20,6 +20,8 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
+import numpy as np
+
 numba: ModuleType | None
 try:  # optional at import time: ge_core runs (more slowly) without it
     import numba
@@ -55,6 +57,18 @@ def compiles() -> int:
     """How many kernel signatures this process compiled because numba's cache did not have them (a fresh
     install, another CPU, edited kernel code): what `python -m ge_core warmup` does ahead, once."""
     return sum(sum(d.stats.cache_misses.values()) for d in _DISPATCHERS)
+
+
+def frozen(a: np.ndarray) -> np.ndarray:
+    """`a` as a read-only view. numba compiles a kernel per argument type, and a read-only array is a type of
+    its own: a kernel's inputs are always handed over read-only, so that one compiled signature (the one
+    `python -m ge_core warmup` compiled) serves constants (read-only as the ONNX reader makes them) and
+    computed values alike."""
+    if not a.flags.writeable:
+        return a
+    view = a.view()
+    view.flags.writeable = False
+    return view
 
 
 def _fastmath(exact: bool, reassociate: bool, finite: bool) -> bool | set[str]:

@@ -15,7 +15,7 @@ import math
 import numpy as np
 
 from ge_core.ir.node import Node
-from ge_core.kernels.jit import compiled
+from ge_core.kernels.jit import compiled, frozen
 from ge_core.kernels.registry import FastPath
 from ge_core.ops.norm import layer_norm_geometry
 
@@ -69,7 +69,8 @@ def layer_norm(x: np.ndarray, scale: np.ndarray, bias: np.ndarray | None, axis: 
     mean = np.empty(rows, dtype=x.dtype)
     inv_std = np.empty(rows, dtype=x.dtype)
     b = np.empty(0, dtype=x.dtype) if bias is None else np.ascontiguousarray(bias).reshape(length)
-    layer_norm_rows(flat, np.ascontiguousarray(scale).reshape(length), b, epsilon, y, mean, inv_std)
+    layer_norm_rows(frozen(flat), frozen(np.ascontiguousarray(scale).reshape(length)), frozen(b), epsilon, y, mean,
+                    inv_std)
     stats = (*x.shape[:axis], *(1,) * (x.ndim - axis))
     return y.reshape(x.shape), mean.reshape(stats), inv_std.reshape(stats)
 

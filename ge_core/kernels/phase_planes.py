@@ -20,7 +20,7 @@ import functools
 
 import numpy as np
 
-from ge_core.kernels.jit import compiled
+from ge_core.kernels.jit import compiled, frozen
 from ge_core.ops.spatial import Window
 
 
@@ -69,7 +69,7 @@ def split(x: np.ndarray, win: Window) -> tuple[np.ndarray, int, int]:
     if not (pt or pb or pl or pr or sh > 1 or sw > 1):
         return np.ascontiguousarray(x).reshape(n, c * h * width), hq, wq
     xq = np.empty((n, c, sh, sw, hq, wq), dtype=x.dtype)
-    phase_split(np.ascontiguousarray(x), (pt, pl), (sh, sw), xq)
+    phase_split(frozen(np.ascontiguousarray(x)), (pt, pl), (sh, sw), xq)
     return xq.reshape(n, -1), hq, wq
 
 

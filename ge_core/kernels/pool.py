@@ -21,7 +21,7 @@ import numpy as np
 from ge_core.ir.node import Node
 from ge_core.kernels.checks import check_window
 from ge_core.kernels.conv_depthwise import columns_inside
-from ge_core.kernels.jit import compiled
+from ge_core.kernels.jit import compiled, frozen
 from ge_core.kernels.registry import FastPath
 from ge_core.ops.pool import average_pool_geometry, max_pool_window
 from ge_core.ops.spatial import Window
@@ -194,14 +194,14 @@ def _run(x: np.ndarray, win: Window, is_max: bool, rows: np.ndarray, cols: np.nd
     if h * width > MAX_PIXELS:  # large maps: pooled in NCHW as they are, one axis at a time, no transposes
         assert pool_separable is not None
         y = np.empty((n, c, *win.out), dtype=x.dtype)
-        pool_separable(np.ascontiguousarray(x), win.kernel, win.strides, win.dilations, win.pads_begin, is_max,
-                       rows.astype(x.dtype), cols.astype(x.dtype), y)
+        pool_separable(frozen(np.ascontiguousarray(x)), win.kernel, win.strides, win.dilations, win.pads_begin,
+                       is_max, frozen(rows.astype(x.dtype)), frozen(cols.astype(x.dtype)), y)
         return y
     channels_last = np.empty((n, h, width, c), dtype=x.dtype)
     np.copyto(channels_last, x.transpose(0, 2, 3, 1))  # numpy's blocked transpose: faster than a plain loop
     y = np.empty((n, c, *win.out), dtype=x.dtype)
-    pool_rows(channels_last, win.kernel, win.strides, win.dilations, win.pads_begin,
-              is_max, rows.astype(x.dtype), cols.astype(x.dtype), y)
+    pool_rows(frozen(channels_last), win.kernel, win.strides, win.dilations, win.pads_begin,
+              is_max, frozen(rows.astype(x.dtype)), frozen(cols.astype(x.dtype)), y)
     return y
 
 

@@ -18,7 +18,7 @@ import numpy as np
 
 from ge_core.ir.node import Node
 from ge_core.kernels.exp32 import exp32
-from ge_core.kernels.jit import compiled
+from ge_core.kernels.jit import compiled, frozen
 from ge_core.kernels.registry import FastPath
 from ge_core.ops.reduce import softmax_axis
 
@@ -109,7 +109,7 @@ def softmax_last_axis(x: np.ndarray) -> np.ndarray:
     assert shift_rows is not None and normalize_rows is not None
     flat = np.ascontiguousarray(x).reshape(-1, x.shape[-1])
     y = np.empty_like(flat)
-    shift_rows(flat, y)
+    shift_rows(frozen(flat), y)
     if y.dtype == np.float32 and exp_normalize_rows32 is not None and y.shape[1] >= LONG_ROW:
         exp_normalize_rows32(y)
     else:
@@ -126,7 +126,7 @@ def mean_last_axes(x: np.ndarray, axes: int) -> np.ndarray:
     keep = x.shape[:x.ndim - axes]
     flat = np.ascontiguousarray(x).reshape(math.prod(keep), -1)
     y = np.empty(flat.shape[0], dtype=np.float64)
-    mean_rows(flat, y)
+    mean_rows(frozen(flat), y)
     return y.astype(x.dtype).reshape(*keep, *(1,) * axes)
 
 

@@ -9,10 +9,12 @@ values are the input's exactly.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ge_core.ir.node import Node
-from ge_core.kernels.jit import compiled
+from ge_core.kernels.jit import compiled, frozen
 from ge_core.kernels.registry import FastPath
 from ge_core.ops.resize import resize_plan
 
@@ -37,7 +39,8 @@ def _upsample(x: np.ndarray, kh: int, kw: int, y: np.ndarray) -> None:
 upsample_kernel = compiled(_upsample)
 # A copy moves bits: every dtype runs as the unsigned integer of its width (float16 and bfloat16 included,
 # which numba has no type for).
-_BITS = {1: np.dtype(np.uint8), 2: np.dtype(np.uint16), 4: np.dtype(np.uint32), 8: np.dtype(np.uint64)}
+_BITS: dict[int, np.dtype[Any]] = {1: np.dtype(np.uint8), 2: np.dtype(np.uint16), 4: np.dtype(np.uint32),
+                                   8: np.dtype(np.uint64)}
 
 
 def supports(x: np.ndarray, repeats: tuple[int, ...]) -> bool:
@@ -51,7 +54,7 @@ def upsample(x: np.ndarray, repeats: tuple[int, ...]) -> np.ndarray:
     kh, kw = repeats[2], repeats[3]
     y = np.empty((*x.shape[:2], x.shape[2] * kh, x.shape[3] * kw), dtype=x.dtype)
     bits = _BITS[x.dtype.itemsize]
-    upsample_kernel(np.ascontiguousarray(x).view(bits), kh, kw, y.view(bits))
+    upsample_kernel(frozen(np.ascontiguousarray(x).view(bits)), kh, kw, y.view(bits))
     return y
 
 
