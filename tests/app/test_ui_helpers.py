@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from streamlit.source_util import page_icon_and_name
 
 from ge_core.errors import ModelError, UsageError
 from ge_core.frontend import load_onnx
@@ -67,11 +66,20 @@ def test_head_lines() -> None:
     assert head_lines("a", 5) == ("a", 0)
 
 
-def test_each_page_has_the_address_streamlits_pages_folder_mode_gives_its_file() -> None:
-    """A fresh server resolves the first address in that mode (workbench_ui.router): `/Graph` must name the
-    same page there as in the router's menu."""
-    assert [p.url_path for p in PAGES] == [page_icon_and_name(Path(p.path))[1] for p in PAGES]
+def test_every_page_keeps_its_address_and_has_its_file() -> None:
+    """The addresses links and bookmarks use (`/Graph?sample=...`): a page's file may move, its address not."""
+    assert [p.url_path for p in PAGES] == ["Model", "Graph", "Passes", "Debug", "Fusion", "Memory", "Profile",
+                                           "Compare", "Dynamic"]
     assert all(p.title.startswith(p.url_path) for p in PAGES)  # `/Dynamic` for "Dynamic shapes"
+    assert all((ROOT / p.path).is_file() and p.path.startswith("app_pages/") for p in PAGES)
+
+
+def test_no_pages_folder_starts_streamlits_legacy_multipage_mode() -> None:
+    """A `pages/` folder next to app.py makes Streamlit run a fresh server's first address without app.py (its
+    own menu of that folder, no shared sidebar) until some session calls st.navigation: the pages live in
+    app_pages/, and every run goes through the router."""
+    assert not (ROOT / "pages").exists()
+    assert sorted(p.name for p in (ROOT / "app_pages").glob("*.py")) == sorted(Path(p.path).name for p in PAGES)
 
 
 def test_no_cached_function_draws() -> None:

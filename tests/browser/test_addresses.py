@@ -37,16 +37,16 @@ from tests.browser.harness import (
     skip_unless_available,
     wait_idle,
 )
-from workbench_ui.navigation import PageSpec, present_pages
+from workbench_ui.navigation import PAGES, PageSpec
 
 skip_unless_available()
 
 from playwright.sync_api import Browser, Page, expect  # noqa: E402  (after the skip: may be missing)
 
 SHOTS = Path(os.environ.get("GE_VISIT_SHOTS") or tempfile.mkdtemp(prefix="ge_visits_"))
-LANDING = present_pages()[0]  # shown at `/` too, where the menu's first entry points
+LANDING = PAGES[0]  # shown at `/` too, where the menu's first entry points
 # (address, the page it shows): `/` and then every page's own address.
-ADDRESSES = [("", LANDING), *((p.url_path, p) for p in present_pages())]
+ADDRESSES = [("", LANDING), *((p.url_path, p) for p in PAGES)]
 SAMPLES = [DEFAULT_SAMPLE, "residual_block"]
 
 
@@ -112,7 +112,7 @@ def test_every_address_survives_a_first_visit_a_reload_and_a_second_session(
 @pytest.mark.parametrize("address", ADDRESSES, ids=address_id)
 def test_every_address_works_as_the_first_request_to_a_fresh_server(
         fresh_server: Server, browser: Browser, address: tuple[str, PageSpec]) -> None:
-    """A fresh server starts in Streamlit's legacy pages/ mode (see workbench_ui.router)."""
+    """The first request to a server no session has talked to (no router has run there yet)."""
     path, spec = address
     with new_tab(browser) as tab:
         visit(tab, spec, url=url_of(fresh_server, path, "residual_block"))
@@ -131,7 +131,7 @@ def test_an_unknown_address_says_so_and_shows_the_landing_page(server: Server, b
 
 def test_debug_replays_its_cached_bisection_after_a_download_and_a_tolerance_set_back(
         server: Server, browser: Browser, tmp_path: Path) -> None:
-    debug = next(p for p in present_pages() if p.title == "Debug")
+    debug = next(p for p in PAGES if p.title == "Debug")
     with new_tab(browser) as tab:
         visit(tab, debug, url=f"{server.url}/{debug.url_path}?sample=residual_block")
         with tab.expect_download() as info:
@@ -154,9 +154,8 @@ def test_debug_replays_its_cached_bisection_after_a_download_and_a_tolerance_set
 
 
 def test_the_back_button_returns_to_each_page_visited(server: Server, browser: Browser) -> None:
-    """On the default sample. (With ?sample=... Streamlit 1.67 now and then keeps two history entries for
-    one page change, the address without the query and then with it: back then takes two presses.)"""
-    pages = present_pages()
+    """On the default sample (with a sample in the address: the tests below)."""
+    pages = PAGES
     with new_tab(browser) as tab:
         visit(tab, LANDING, url=f"{server.url}/")
         for spec in pages[1:]:  # through the menu, page by page
@@ -196,7 +195,7 @@ def test_an_uploaded_model_stays_in_the_address_across_reloads_pages_and_session
         assert parse_qs(urlsplit(tab.url).query) == {"upload": [digest]}
         visit(tab, LANDING, reload=True)
         expect(tab.locator("h3").first).to_have_text("mine.onnx")
-        graph = next(p for p in present_pages() if p.title == "Graph")
+        graph = next(p for p in PAGES if p.title == "Graph")
         tab.locator(NAV_LINK).filter(has_text="Graph").first.click()
         visit_done(tab, graph)
         expect(tab.locator("h3").first).to_contain_text("mine.onnx")
@@ -211,3 +210,4 @@ def test_an_uploaded_model_stays_in_the_address_across_reloads_pages_and_session
         wait_idle(stranger)
         expect(stranger.get_by_test_id("stSidebar")).to_contain_text("this server no longer has")
         assert stranger.locator(EXCEPTION).count() == 0
+
