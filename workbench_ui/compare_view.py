@@ -1,8 +1,7 @@
 """The Compare page's sections (app_pages/compare.py): the sidebar's model under two to four CompileConfigs
-side by side. The metrics with
-deltas against the first, the graphs side by side (a node's place in each), the node alignment by original
-names and the per-op latency deltas. The comparison lives in the address (`?cmp=<token>`) and saves and
-loads as JSON."""
+side by side. The metrics with deltas against the first, the graphs side by side (a node's place in each),
+the node alignment by original names and the per-op latency deltas. The comparison lives in the address
+(`?cmp=<token>`) and saves and loads as JSON."""
 
 from __future__ import annotations
 

@@ -4,6 +4,14 @@ Addresses. Streamlit serves the default page at `/` and at no other address, so 
 the default page and keep `/Model` too. The landing page is therefore a page of its own: at `/`, running
 the first page's file, and standing for it in the menu; the same file is also a hidden page at `/Model`.
 An address naming no page gets Streamlit's "Page not found" and the landing page.
+
+History. A click in the menu sends the new page without the address's query (Streamlit keeps only widgets
+bound to it); the sidebar writes the model back (`?sample=`, `?upload=`, `?hardware=`). Drawn after
+st.navigation, that write reached the browser after the page change, which then could add two history
+entries, `/Profile` and `/Profile?sample=...` (depending on timing: a slow sidebar, a loaded machine), and
+Back went from the one to the other, staying on the page. Drawn before it, the browser knows the query when
+it adds the page's one entry. So the sidebar must not st.rerun() or st.stop(): before st.navigation, a
+session's first run does not know its page yet, and a rerun from there opens the landing page.
 """
 
 from __future__ import annotations
@@ -22,8 +30,9 @@ _THIS_RUN: contextvars.ContextVar[WorkbenchConfig | None] = contextvars.ContextV
 
 def run_router() -> None:
     st.set_page_config(page_title="GE Workbench", page_icon="🧭", layout="wide")
+    config = draw_sidebar()  # before the menu (see History above) and the page: its widgets live on every page
     page = st.navigation(menu())
-    token = _THIS_RUN.set(draw_sidebar())  # drawn before the page, so its widgets live on every page
+    token = _THIS_RUN.set(config)
     try:
         page.run()
     finally:

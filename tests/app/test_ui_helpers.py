@@ -6,6 +6,7 @@ import ast
 import collections.abc
 import importlib
 import inspect
+import re
 import textwrap
 import typing
 from collections.abc import Callable, Iterator
@@ -23,6 +24,7 @@ from tests.app.models import tiny_model
 from workbench_ui.graph_views import constants_note
 from workbench_ui.loading import import_model_bytes, symbolic_inputs
 from workbench_ui.navigation import PAGES, ROOT
+from workbench_ui.session import draw_sidebar
 from workbench_ui.text import code_span, head_lines, md_escape, problems_markdown, shape_advice, web_words
 
 
@@ -80,6 +82,15 @@ def test_no_pages_folder_starts_streamlits_legacy_multipage_mode() -> None:
     app_pages/, and every run goes through the router."""
     assert not (ROOT / "pages").exists()
     assert sorted(p.name for p in (ROOT / "app_pages").glob("*.py")) == sorted(Path(p.path).name for p in PAGES)
+
+
+def test_the_sidebar_never_reruns_or_stops_the_script() -> None:
+    """The router draws the sidebar before st.navigation (workbench_ui.router): a rerun or a stop from there, on
+    a session's first run, would lose the page the address names."""
+    modules = ("model_picker", "shapes", "hardware_picker", "persist")
+    sources = [(ROOT / "workbench_ui" / f"{name}.py").read_text() for name in modules]
+    sources.append(inspect.getsource(draw_sidebar))
+    assert [s for s in sources if re.search(r"\bst\.(rerun|stop|switch_page)\(", s)] == []
 
 
 def test_no_cached_function_draws() -> None:
