@@ -33,6 +33,6 @@ def test_ge_core_never_imports_streamlit() -> None:
 
 
 def test_pages_do_no_numpy_work() -> None:
-    ui = [*(REPO / "pages").glob("*.py"), REPO / "app.py", *(REPO / "workbench_ui").glob("*.py")]
+    ui = [*(REPO / "app_pages").glob("*.py"), REPO / "app.py", *(REPO / "workbench_ui").glob("*.py")]
     offenders = [p.name for p in ui if re.search(r"^\s*import numpy|\bnp\.", p.read_text(), re.MULTILINE)]
     assert offenders == []

@@ -1,4 +1,5 @@
-"""Streamlit helpers shared by app.py and pages/: the sidebar model picker, cached loading, sections.
+"""Streamlit helpers shared by app.py and the pages (app_pages/): the router, the sidebar, cached loading,
+each page's sections.
 
 This package imports streamlit; `ge_core` never does. Helpers here hold widgets and ge_core calls only:
 anything computed (DOT text, tables, formats) comes from `ge_core`.

@@ -24,15 +24,6 @@ from workbench_ui.shared_cache import SharedCache, shared_cache
 from workbench_ui.status import PHASE_TITLES, show_failure_facts, show_failure_headline, show_failure_text
 from workbench_ui.text import code_span, md_escape
 
-DEBUG_INTRO = (
-    "**What am I looking at?** A model goes through three phases: **import** (the legality check: every "
-    "operator needs a kernel, every shape must add up), **compile** (the passes, with `graph.verify()` after "
-    "each) and **run** (the CPU executor). When one fails, this page says which, in plain words: the "
-    "failing pass and its stage, and the nodes concerned, outlined in the graph as it was *before* the "
-    "failing pass. **Numeric bisection** runs the graph kept after every pass on the same inputs and finds "
-    "the first pass whose outputs drift from the imported model's. The **reproducer** zip replays it all "
-    "with `python -m ge_core`."
-)
 TOLERANCE_KEY = "ge_debug_tolerance"
 SEED_KEY = "ge_debug_seed"
 NUMERICS_CACHE_ENTRIES = 4

@@ -1,8 +1,11 @@
-"""The pages of the workbench, in menu order (read by the router, app.py, and by the tests)."""
+"""The pages of the workbench, in menu order (read by the router, the links between pages, and the tests).
+
+Each page is one file of app_pages/ (not `pages/`: a folder of that name next to app.py would start Streamlit
+in its legacy multipage mode). Its address is its `url_path`: `/Graph?sample=resnet50`.
+"""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -11,35 +14,23 @@ ROOT = Path(__file__).resolve().parent.parent
 
 @dataclass(frozen=True)
 class PageSpec:
-    path: str  # relative to the repository root, as st.Page and AppTest.switch_page take it
+    path: str  # relative to the repository root, as st.Page, st.switch_page and AppTest.switch_page take it
     title: str
     icon: str
-
-    @property
-    def exists(self) -> bool:
-        return (ROOT / self.path).is_file()
-
-    @property
-    def url_path(self) -> str:
-        """`Graph` for pages/2_Graph.py: the address Streamlit's legacy pages/ mode gives the file too."""
-        return re.sub(r"^\d+_", "", Path(self.path).stem)
+    url_path: str  # the page's address (`/Graph`); the addresses users have shared and bookmarked: keep them
 
 
-# The first is also the landing page (at `/`). A page whose file is not there yet (pages land one change at
-# a time) is left out of the menu.
+# The first is also the landing page (at `/`).
 PAGES = (
-    PageSpec("pages/1_Model.py", "Model", ":material/info:"),
-    PageSpec("pages/2_Graph.py", "Graph", ":material/account_tree:"),
-    PageSpec("pages/3_Passes.py", "Passes", ":material/checklist:"),
-    PageSpec("pages/4_Debug.py", "Debug", ":material/bug_report:"),
-    PageSpec("pages/5_Fusion.py", "Fusion", ":material/merge:"),
-    PageSpec("pages/6_Memory.py", "Memory", ":material/memory:"),
-    PageSpec("pages/7_Profile.py", "Profile", ":material/speed:"),
-    PageSpec("pages/8_Compare.py", "Compare", ":material/compare_arrows:"),
-    PageSpec("pages/9_Dynamic.py", "Dynamic shapes", ":material/expand:"),
+    PageSpec("app_pages/model.py", "Model", ":material/info:", "Model"),
+    PageSpec("app_pages/graph.py", "Graph", ":material/account_tree:", "Graph"),
+    PageSpec("app_pages/passes.py", "Passes", ":material/checklist:", "Passes"),
+    PageSpec("app_pages/debug.py", "Debug", ":material/bug_report:", "Debug"),
+    PageSpec("app_pages/fusion.py", "Fusion", ":material/merge:", "Fusion"),
+    PageSpec("app_pages/memory.py", "Memory", ":material/memory:", "Memory"),
+    PageSpec("app_pages/profile.py", "Profile", ":material/speed:", "Profile"),
+    PageSpec("app_pages/compare.py", "Compare", ":material/compare_arrows:", "Compare"),
+    PageSpec("app_pages/dynamic.py", "Dynamic shapes", ":material/expand:", "Dynamic"),
 )
-DEBUG_PAGE = "pages/4_Debug.py"
-
-
-def present_pages() -> list[PageSpec]:
-    return [p for p in PAGES if p.exists]
+GRAPH_PAGE = "app_pages/graph.py"
+DEBUG_PAGE = "app_pages/debug.py"

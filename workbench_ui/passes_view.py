@@ -12,14 +12,6 @@ from ge_core.viz import decision_table, format_bytes, pass_table
 from workbench_ui.session import DISABLED_KEY, WorkbenchConfig
 from workbench_ui.text import code_span, md_escape
 
-PASSES_INTRO = (
-    "**What am I looking at?** The compiler runs the GE Graph through a pipeline of **passes**, grouped in "
-    "GE's stages (AfterInfershape → OptimizeOriginalGraph → OptimizeStage1 → PreRunAfterOptimize2). Each "
-    "pass rewrites the graph a little: folds constants, removes no-ops, merges duplicates, folds BatchNorm "
-    "into the Conv before it, fuses ops into one kernel. The table has one row per pass: whether it changed "
-    "the graph, the node count before and after, and how long it took. Below, each pass says what it does "
-    "and can be switched off, so you can see what the graph looks like without it."
-)
 PASS_KEY_PREFIX = "ge_pass_on:"
 ONNX_DUMP_LIMIT = 32 << 20  # weights above this: the dump zip leaves out the per-pass .onnx files
 

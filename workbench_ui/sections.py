@@ -1,4 +1,5 @@
-"""The sections of the Model view: header, legality report, summary, the graph on the canvas, text form."""
+"""The Model page's sections: the import's error, the legality report, the summary, the graph on the canvas
+and its text form."""
 
 from __future__ import annotations
 
@@ -11,27 +12,9 @@ from ge_core import Graph, ModelSummary
 from ge_core.viz import category_legend, format_bytes, format_count, op_table, tensor_table
 from workbench_ui.loading import LoadOutcome
 from workbench_ui.model_canvas import show_graph_canvas
-from workbench_ui.model_picker import ModelChoice
 from workbench_ui.text import SHAPE_BOX, code_span, head_lines, md_escape, problems_markdown, web_words
 
-INTRO = (
-    "**What am I looking at?** GE Workbench imports an ONNX model into a **GE Graph**, the graph IR of "
-    "Ascend CANN's Graph Engine: operator nodes joined by tensors, each tensor with a shape and dtype "
-    "worked out by shape inference. The import runs a **legality check** that lists, all at once, "
-    "everything the compiler could not handle (operators without a kernel, shape errors) before any "
-    "compile pass runs. Pick a sample or upload a model in the sidebar."
-)
 TEXT_FORM_LINES = 3000
-
-
-def show_model(choice: ModelChoice, outcome: LoadOutcome, key: Hashable) -> None:
-    st.subheader(md_escape(choice.title))
-    if outcome.result is None or outcome.summary is None:
-        show_load_error(outcome)
-        return
-    show_legality(outcome.summary)
-    show_summary(outcome.summary)
-    show_graph(key, outcome.result.graph)  # draws the text form too
 
 
 def show_load_error(outcome: LoadOutcome) -> None:

@@ -175,11 +175,13 @@ def compile_note(compiled: CompiledModel) -> str:
 
 
 def draw_sidebar() -> WorkbenchConfig:
-    """The sidebar: model, input shapes, opt level, passes switched off, hardware target."""
+    """The sidebar: model, input shapes, opt level, passes switched off, hardware target. Drawn before the
+    menu (workbench_ui.router): it never reruns or stops the script."""
     choice = pick_model()
     spec = current_spec(choice) if choice is not None else ""
     if choice is not None:
         shape_box(choice, load_model(choice, spec))  # drawn only for symbolic dims (or a spec to fix)
+        spec = current_spec(choice)  # an upload's box may have been prefilled just now: import with that
     st.sidebar.header("Compile")
     keep(OPT_KEY, DEFAULT_OPT_LEVEL)
     opt = st.sidebar.segmented_control("Opt level", OPT_LEVELS, required=True, key=OPT_KEY,

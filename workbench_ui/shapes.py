@@ -40,7 +40,8 @@ def declared_spec(graph: Graph) -> str:
 
 def shape_box(choice: ModelChoice, outcome: LoadOutcome) -> None:
     """Draw the box when the model has symbolic dims, or when a spec is set (so a bad one can be fixed).
-    A model without a spec of its own (an upload) gets the box prefilled from its declared dims, once."""
+    A model without a spec of its own (an upload) gets the box prefilled from its declared dims, once: read
+    current_spec() again after the box, to import with it."""
     symbolic = symbolic_inputs(outcome.result.graph) if outcome.result is not None else {}
     if not symbolic and not current_spec(choice):
         return
@@ -48,7 +49,6 @@ def shape_box(choice: ModelChoice, outcome: LoadOutcome) -> None:
     if symbolic and not choice.default_spec and key not in st.session_state and outcome.result is not None:
         st.session_state[key] = declared_spec(outcome.result.graph)
         st.session_state[PREFILLED_KEY] = choice.key
-        st.rerun()  # import with it (the page was computed without a spec)
     keep(key, choice.default_spec)
     st.sidebar.text_input("Input shapes", key=spec_key(choice), help=SHAPE_HELP, persist_state="session",
                           placeholder="x:1,3,224,224;mask:1,128")

@@ -29,6 +29,7 @@ from workbench_ui import address
 from workbench_ui.analysis import address_option, memo, table
 from workbench_ui.hardware_picker import HARDWARE_KEY, HARDWARE_PARAM, NONE
 from workbench_ui.model_picker import SAMPLE_KEY, SOURCE_KEY
+from workbench_ui.navigation import GRAPH_PAGE
 from workbench_ui.persist import keep
 from workbench_ui.session import DISABLED_KEY, OPT_KEY
 from workbench_ui.sweep_charts import PICK, heat_map, pareto_chart
@@ -44,7 +45,6 @@ UPLOADED_KEY = "ge_sweep_uploaded"  # (name, bytes) of the last upload: the way 
 OPEN_KEY = "ge_sweep_open"  # the GraphTarget a click asked for, opened at the start of the next run
 PROBLEM_KEY = "ge_sweep_open_problem"
 HEAT_KEY = "ge_sweep_heat"
-GRAPH_PAGE = "pages/2_Graph.py"
 UPLOAD, SERVER = "Upload a file", "The server's sweep folder"
 AGGREGATE = "all models (geometric mean)"
 MAX_ERROR_GROUPS = 40  # distinct (status, error) texts written out below the table

@@ -31,7 +31,7 @@ def open_app(sample: str | None = None) -> AppTest:
 
 
 def open_page(path: str, sample: str | None = None) -> AppTest:
-    """A fresh session, then a switch to `path` (e.g. "pages/3_Passes.py"), as a click in the menu does."""
+    """A fresh session, then a switch to `path` (e.g. "app_pages/passes.py"), as a click in the menu does."""
     return open_app(sample).switch_page(path).run()
 
 

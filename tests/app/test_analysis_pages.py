@@ -31,7 +31,7 @@ from workbench_ui.charts import PICK
 from workbench_ui.hardware_picker import HARDWARE_KEY, HARDWARE_PARAM, store_profile, upload_problems
 from workbench_ui.model_picker import SAMPLE_KEY
 
-FUSION, MEMORY, PROFILE, COMPARE = "pages/5_Fusion.py", "pages/6_Memory.py", "pages/7_Profile.py", "pages/8_Compare.py"
+FUSION, MEMORY, PROFILE, COMPARE = (f"app_pages/{name}.py" for name in ("fusion", "memory", "profile", "compare"))
 PAGES = (FUSION, MEMORY, PROFILE, COMPARE)
 TIMEOUT = 180
 

@@ -9,7 +9,7 @@ import ge_core
 from ge_core.session import default_gears
 from tests.app.apptest import open_app
 
-PAGE = "pages/9_Dynamic.py"
+PAGE = "app_pages/dynamic.py"
 SMALL = {"requests": "6", "distinct": "3", "low": "16", "high": "64", "seed": "2"}
 
 

@@ -29,7 +29,7 @@ from workbench_ui.graph_inspector import CONSUMERS_KEY
 from workbench_ui.session import OPT_KEY
 from workbench_ui.text import md_escape
 
-GRAPH = "pages/2_Graph.py"
+GRAPH = "app_pages/graph.py"
 CHANGE = "pass change"
 
 
@@ -203,7 +203,7 @@ def test_the_page_keeps_its_state_across_a_visit_to_another_page() -> None:
     at = open_page(GRAPH)
     step = step_to(at, "ConvActivationFusionPass").select_slider(key=STEP_KEY).value
     click_canvas(at, CANVAS_KEY, "relu2")
-    at.switch_page("pages/3_Passes.py").run()
+    at.switch_page("app_pages/passes.py").run()
     at.switch_page(GRAPH).run()
     assert not at.exception
     assert at.select_slider(key=STEP_KEY).value == step

@@ -19,10 +19,10 @@ from ge_core.samples.registry import DEFAULT_SAMPLE, sample_bytes
 from tests.app.apptest import Downloads, canvas, download_buttons, open_app, open_page, overlay, pane_nodes
 from tests.debugging.broken_passes import RefusingPass
 from workbench_ui.debug_view import TOLERANCE_KEY
-from workbench_ui.navigation import DEBUG_PAGE, present_pages
+from workbench_ui.navigation import DEBUG_PAGE, PAGES
 from workbench_ui.session import DISABLED_KEY, OPT_KEY
 
-PASSES = "pages/3_Passes.py"
+PASSES = "app_pages/passes.py"
 DEBUG_CANVAS = "ge_debug_canvas"
 
 
@@ -49,7 +49,7 @@ def pass_rows(at: AppTest) -> list[dict[str, object]]:
     return at.dataframe[0].value.to_dict("records")
 
 
-@pytest.mark.parametrize("path", [p.path for p in present_pages()])
+@pytest.mark.parametrize("path", [p.path for p in PAGES])
 def test_every_page_opens_fresh_on_the_default_sample(path: str) -> None:
     at = open_page(path)
     assert not at.exception and not at.error
@@ -143,7 +143,7 @@ def test_an_uploaded_broken_model_lands_on_debug_with_the_node_named() -> None:
     upload = ("broken.onnx", sample_bytes("shape_mismatch"), "application/octet-stream")
     at.sidebar.file_uploader[0].set_value(upload).run()
     assert not at.exception and "node 'y' (MatMul)" in at.error[0].value.replace("\\", "")
-    assert any(link.proto.page.endswith("4_Debug.py") or "Debug" in link.proto.label for link in at.get("page_link"))
+    assert any(link.proto.page.endswith("debug.py") or "Debug" in link.proto.label for link in at.get("page_link"))
     at.switch_page(DEBUG_PAGE).run()
     assert not at.exception
     assert "'y'" in at.error[1].value.replace("\\", "") and "broken.onnx" in at.subheader[0].value.replace("\\", "")

@@ -26,7 +26,7 @@ from workbench_ui.session import OPT_KEY
 from workbench_ui.sweep_files import SWEEP_DIR_ENV, read_server_file, server_file, server_files
 from workbench_ui.sweep_view import FILE_KEY, FROM_KEY, HEAT_KEY, METRIC_PARAM, SERVER, UPLOAD_KEY
 
-COMPARE = "pages/8_Compare.py"
+COMPARE = "app_pages/compare.py"
 MODELS = ["sample:mlp", "sample:conv_bn_relu", "sample:unsupported_op"]
 
 

@@ -6,6 +6,7 @@ import ast
 import collections.abc
 import importlib
 import inspect
+import re
 import textwrap
 import typing
 from collections.abc import Callable, Iterator
@@ -13,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from streamlit.source_util import page_icon_and_name
 
 from ge_core.errors import ModelError, UsageError
 from ge_core.frontend import load_onnx
@@ -24,6 +24,7 @@ from tests.app.models import tiny_model
 from workbench_ui.graph_views import constants_note
 from workbench_ui.loading import import_model_bytes, symbolic_inputs
 from workbench_ui.navigation import PAGES, ROOT
+from workbench_ui.session import draw_sidebar
 from workbench_ui.text import code_span, head_lines, md_escape, problems_markdown, shape_advice, web_words
 
 
@@ -67,11 +68,29 @@ def test_head_lines() -> None:
     assert head_lines("a", 5) == ("a", 0)
 
 
-def test_each_page_has_the_address_streamlits_pages_folder_mode_gives_its_file() -> None:
-    """A fresh server resolves the first address in that mode (workbench_ui.router): `/Graph` must name the
-    same page there as in the router's menu."""
-    assert [p.url_path for p in PAGES] == [page_icon_and_name(Path(p.path))[1] for p in PAGES]
+def test_every_page_keeps_its_address_and_has_its_file() -> None:
+    """The addresses links and bookmarks use (`/Graph?sample=...`): a page's file may move, its address not."""
+    assert [p.url_path for p in PAGES] == ["Model", "Graph", "Passes", "Debug", "Fusion", "Memory", "Profile",
+                                           "Compare", "Dynamic"]
     assert all(p.title.startswith(p.url_path) for p in PAGES)  # `/Dynamic` for "Dynamic shapes"
+    assert all((ROOT / p.path).is_file() and p.path.startswith("app_pages/") for p in PAGES)
+
+
+def test_no_pages_folder_starts_streamlits_legacy_multipage_mode() -> None:
+    """A `pages/` folder next to app.py makes Streamlit run a fresh server's first address without app.py (its
+    own menu of that folder, no shared sidebar) until some session calls st.navigation: the pages live in
+    app_pages/, and every run goes through the router."""
+    assert not (ROOT / "pages").exists()
+    assert sorted(p.name for p in (ROOT / "app_pages").glob("*.py")) == sorted(Path(p.path).name for p in PAGES)
+
+
+def test_the_sidebar_never_reruns_or_stops_the_script() -> None:
+    """The router draws the sidebar before st.navigation (workbench_ui.router): a rerun or a stop from there, on
+    a session's first run, would lose the page the address names."""
+    modules = ("model_picker", "shapes", "hardware_picker", "persist")
+    sources = [(ROOT / "workbench_ui" / f"{name}.py").read_text() for name in modules]
+    sources.append(inspect.getsource(draw_sidebar))
+    assert [s for s in sources if re.search(r"\bst\.(rerun|stop|switch_page)\(", s)] == []
 
 
 def test_no_cached_function_draws() -> None:

@@ -28,7 +28,7 @@ from tests.browser.harness import (
     skip_unless_available,
     wait_idle,
 )
-from workbench_ui.navigation import present_pages
+from workbench_ui.navigation import PAGES
 
 skip_unless_available()
 
@@ -40,12 +40,12 @@ README_SHOTS = ("Model", "Graph", "Passes", "Debug")
 
 
 def page_titles() -> list[str]:
-    return [p.title for p in present_pages()]
+    return [p.title for p in PAGES]
 
 
 @pytest.mark.parametrize("title", page_titles())
 def test_each_page_renders_without_an_exception(server: Server, page: Page, title: str) -> None:
-    spec = next(p for p in present_pages() if p.title == title)
+    spec = next(p for p in PAGES if p.title == title)
     path = "" if title == page_titles()[0] else spec.url_path  # the landing page lives at /
     open_page(page, f"{server.url}/{path}", PAGE_READY.get(title, IDLE))
     assert_no_exception(page)
@@ -78,9 +78,9 @@ def test_the_dump_zip_downloads(server: Server, page: Page, tmp_path: Path) -> N
 
 def test_a_page_address_opened_first_on_a_fresh_server_gets_the_workbench_menu(fresh_server: Server,
                                                                                    page: Page) -> None:
-    """Streamlit starts an app with a `pages/` folder in its legacy mode (its own menu of that folder, the
-    page run without app.py) until some session has run st.navigation: the first address opened must
-    still get the router (our menu, the shared sidebar, the wide layout)."""
+    """The first address opened on a fresh server gets the router: our menu, the shared sidebar, the wide
+    layout. (A `pages/` folder would start Streamlit in its legacy mode there, its own menu of that folder and
+    the page run without app.py: the pages live in app_pages/.)"""
     open_page(page, f"{fresh_server.url}/Graph", CANVAS_READY)
     assert_no_exception(page)
     assert page.locator("h1").first.inner_text().strip() == "Graph"

@@ -19,7 +19,7 @@ from workbench_ui.router import sidebar_config
 from workbench_ui.session import require_model
 from workbench_ui.text import md_escape
 
-GRAPH_INTRO = (
+INTRO = (
     "**What am I looking at?** The GE Graph as the compiler rewrites it, one pass at a time. Step through the "
     "passes: the canvas shows the graph **before** (left) and **after** (right) one pass, kept in step by node "
     "name, with what it **added**, **removed** and **changed** coloured (an attribute, a shape, dtype or "
@@ -31,7 +31,7 @@ GRAPH_INTRO = (
 
 config = sidebar_config()
 st.title("Graph")
-st.markdown(GRAPH_INTRO)
+st.markdown(INTRO)
 choice = require_model(config)
 pipeline = pass_records(config)  # stops the page when the compile did not finish
 st.subheader(f"{md_escape(choice.title)} at {config.opt_level}")

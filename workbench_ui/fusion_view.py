@@ -1,5 +1,5 @@
-"""The Fusion page: every fusion decision (filterable, reasons in full), the per-pattern counts of GE's
-fusion_result.json, the picked decision's graph before and after its pass, and a node's fusion history."""
+"""The Fusion page's sections (app_pages/fusion.py): the decisions and per-pattern counts of a compile, the
+filters, a decision's graph before and after its pass, and a node's fusion history."""
 
 from __future__ import annotations
 
@@ -17,25 +17,15 @@ from ge_core.viz import (
     snapshot_id,
 )
 from workbench_ui import address
-from workbench_ui.analysis import BEST_SAMPLE, compiled_or_stop, memo, select_node, selected_node, table
+from workbench_ui.analysis import BEST_SAMPLE, memo, select_node, selected_node, table
 from workbench_ui.analysis_canvas import PaneSpec, outlined, show_graphs
 from workbench_ui.charts import pattern_chart
-from workbench_ui.session import ConfigKey, WorkbenchConfig, require_model
+from workbench_ui.session import ConfigKey
 from workbench_ui.text import code_span, md_escape
 
 DECISION = "decision"  # the address's picked decision: its number in the log (`#`)
 OUTCOMES = ("all", "applied", "rejected")
 SHOWN_COLUMNS = ["#", "pass", "pattern", "accepted", "reason", "nodes", "fused_node", "stage"]
-
-FUSION_INTRO = (
-    "**What am I looking at?** Every candidate a fusion pass matched, and what it decided: **applied** (the "
-    "ops became one fused node, one kernel) or **rejected**, with the pass's reason in full. The bars count "
-    "candidates per pattern, as GE's `fusion_result.json` does (matched, applied). Pick a row: the graph "
-    "before its pass outlines the candidate's nodes, the graph after it the fused node. Pick a node on the "
-    f"graph to see every fusion that took it or refused it. **{BEST_SAMPLE}** at O3 shows it best: hundreds "
-    "of candidates, most of them refused, each for a reason you can read (the numbers below are the model's "
-    "on screen)."
-)
 
 
 def decisions_of(key: ConfigKey, compiled: CompiledModel) -> pd.DataFrame:
@@ -60,27 +50,6 @@ def on_screen(title: str, opt: str, decisions: pd.DataFrame) -> str:
                  f"({int((rejected['pattern'] == top).sum())}×); the first refusal reads: "
                  f"“{md_escape(str(first['reason']))}”")
     return text
-
-
-def show_fusion_page(config: WorkbenchConfig) -> None:
-    choice = require_model(config)
-    compiled = compiled_or_stop(config)
-    key = config.cache_key
-    decisions = decisions_of(key, compiled)
-    st.markdown(on_screen(choice.title, config.opt_level, decisions))
-    st.subheader(f"{md_escape(choice.title)} at {config.opt_level}")
-    show_headline(decisions)
-    show_summary(summary_of(key, compiled))
-    shown = show_filters(decisions)
-    st.markdown("#### The decision log")
-    table(shown[SHOWN_COLUMNS], "ge_fusion_table", wide=("reason", "nodes"), on_pick=_pick_decision,
-          config={"accepted": st.column_config.CheckboxColumn("applied")})
-    picked = picked_decision(decisions)
-    if picked is not None:
-        show_decision(key, compiled, picked)
-    else:
-        show_final_graph(key, compiled)
-    show_node_fusions(compiled)
 
 
 def show_headline(decisions: pd.DataFrame) -> None:
@@ -114,7 +83,7 @@ def show_filters(decisions: pd.DataFrame) -> pd.DataFrame:
     return shown
 
 
-def _pick_decision(row: pd.Series) -> None:
+def pick_decision(row: pd.Series) -> None:
     address.write(DECISION, int(row["#"]), default=None)
     nodes = str(row["nodes"]).split(", ")
     select_node(str(row["fused_node"]) if row["accepted"] and row["fused_node"] else nodes[0])

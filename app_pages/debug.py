@@ -5,7 +5,6 @@ from __future__ import annotations
 import streamlit as st
 
 from workbench_ui.debug_view import (
-    DEBUG_INTRO,
     first_failure,
     numerics_controls,
     numerics_outcome,
@@ -18,9 +17,19 @@ from workbench_ui.router import sidebar_config
 from workbench_ui.session import compile_outcome, require_model
 from workbench_ui.text import md_escape
 
+INTRO = (
+    "**What am I looking at?** A model goes through three phases: **import** (the legality check: every "
+    "operator needs a kernel, every shape must add up), **compile** (the passes, with `graph.verify()` after "
+    "each) and **run** (the CPU executor). When one fails, this page says which, in plain words: the "
+    "failing pass and its stage, and the nodes concerned, outlined in the graph as it was *before* the "
+    "failing pass. **Numeric bisection** runs the graph kept after every pass on the same inputs and finds "
+    "the first pass whose outputs drift from the imported model's. The **reproducer** zip replays it all "
+    "with `python -m ge_core`."
+)
+
 config = sidebar_config()
 st.title("Debug")
-st.markdown(DEBUG_INTRO)
+st.markdown(INTRO)
 choice = require_model(config)
 st.subheader(md_escape(choice.title))
 overview, body = st.container(), st.container()  # the overview needs the bisection, drawn below it

@@ -1,6 +1,9 @@
-"""The Dynamic shapes page: a sequence of requests of varying size through each dynamic-shape strategy.
+"""The Dynamic shapes page's sections (app_pages/dynamic.py): a sequence of requests of varying size through
+each dynamic-shape strategy.
 
-    show_dynamic_page(config, choice)   # the settings (kept in the address), the play, its intro, table, charts
+    model = dynamic_model(choice)                  # the picked model (a BERT-style layer if it has no symbolic dim)
+    settings = pick_settings(model)                # the dim that varies and the sizes (widgets kept in the address)
+    play = play_or_stop(model, settings, config)   # every strategy, cold and warm; a refusal stops the page
 
 The play itself is ge_core.play_requests (ge_core/session/playback.py), cached per model and settings: the
 page only draws what it returns.
@@ -10,7 +13,7 @@ from __future__ import annotations
 
 import json
 import tempfile
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import altair as alt
@@ -32,57 +35,72 @@ LIMITS = {"requests": (1, 64), "distinct": (1, 64), "low": (1, 4096), "high": (1
 Plays = list[tuple[ge_core.Playback, ge_core.Playback]]  # per strategy: cold start, warm start
 
 
-def show_dynamic_page(config: WorkbenchConfig, choice: ModelChoice) -> None:
-    intro = st.container()
-    graph, title, defaults = _dynamic_graph(choice)
-    if graph is None:
-        intro.markdown(_intro_without_numbers())
-        return
-    symbols = ge_core.dynamic_symbols(graph)
-    settings = _settings(symbols)
-    symbol = str(settings.pop("symbol"))
-    values = {k: int(v) for k, v in settings.items()}
+@dataclass(frozen=True)
+class DynamicModel:
+    """The model to play: its graph with the symbolic dims left unknown, and the shapes its spec gives them."""
+
+    key: str
+    title: str
+    graph: ge_core.Graph
+    defaults: dict[str, tuple[int, ...]]
+
+
+@dataclass(frozen=True)
+class Play:
+    """Requests of `sizes` (along `symbol`) through every strategy: per strategy a cold and a warm start."""
+
+    title: str
+    symbol: str
+    sizes: list[int]
+    config: ge_core.CompileConfig
+    plays: Plays
+
+
+def dynamic_model(choice: ModelChoice) -> DynamicModel:
+    """The picked model with its symbolic dims left unknown, or the BERT-style sample when it has none."""
+    load = load_model(choice, "")
+    graph = load.result.graph if load.result is not None and load.result.ok else None
+    if graph is not None and ge_core.dynamic_symbols(graph):
+        return DynamicModel(choice.key, choice.title, graph,
+                            dict(ge_core.parse_input_shapes(choice.default_spec or None)))
+    st.info(f"{choice.title} has no symbolic dims to vary: this page plays the BERT-style encoder layer "
+            f"`{FALLBACK_SAMPLE}` instead. Pick a model with symbolic dims in the sidebar to play it.")
+    sample = get_sample(FALLBACK_SAMPLE)
+    return DynamicModel(choice.key, sample.title, ge_core.load_onnx(sample_bytes(FALLBACK_SAMPLE)),
+                        dict(ge_core.parse_input_shapes(sample.input_shapes)))
+
+
+def play_or_stop(model: DynamicModel, settings: dict[str, int | str], config: WorkbenchConfig) -> Play:
+    """The requests played through every strategy; sizes out of order, or a size the model refuses, are
+    said on the page, which stops there."""
+    symbol = str(settings["symbol"])
+    values = {k: int(v) for k, v in settings.items() if k != "symbol"}
     if values["low"] > values["high"]:
-        intro.markdown(_intro_without_numbers())
         st.error(f"The smallest size ({values['low']}) is above the largest ({values['high']}).")
-        return
+        st.stop()
     sizes = ge_core.request_sizes(values["requests"], values["low"], values["high"], values["seed"],
                                   values["distinct"])
     compile_config = replace(config.settings, hardware=config.settings.hardware or DEFAULT_HARDWARE, verify=False)
     try:
         with st.spinner(f"Playing {len(sizes)} requests through {len(ge_core.DYNAMIC_STRATEGIES)} strategies…"):
-            plays = _plays(choice.key, title, symbol, tuple(sizes), values["low"], values["high"],
-                           json.dumps(compile_config.to_json()), graph, defaults)
+            plays = _plays(model.key, model.title, symbol, tuple(sizes), values["low"], values["high"],
+                           json.dumps(compile_config.to_json()), model.graph, model.defaults)
     except GEError as err:
-        intro.markdown(_intro_without_numbers())
-        st.error(f"{title} refused a request: {err}")
+        st.error(f"{model.title} refused a request: {err}")
         st.caption("Lower the largest size to what the model takes (position embeddings, for instance).")
-        return
-    intro.markdown(intro_text(title, symbol, sizes, plays))
-    st.caption(f"{title}, {compile_config.opt_level} on {compile_config.hardware}; sizes: "
-               f"{', '.join(map(str, sizes))}. Every compile is timed without per-pass verification.")
-    st.dataframe(strategy_table(plays), hide_index=True)
-    requests = request_table(plays)
-    st.altair_chart(_chart(requests, "simulated µs", "Simulated NPU latency per request"))
-    st.altair_chart(_chart(requests, "request ms", "Request time (compiles and decisions included), log scale",
-                           log=True))
+        st.stop()
+    return Play(model.title, symbol, sizes, compile_config, plays)
 
 
-def _dynamic_graph(choice: ModelChoice) -> tuple[ge_core.Graph | None, str, dict[str, tuple[int, ...]]]:
-    """The picked model with its symbolic dims left unknown, or the BERT-style sample when it has none."""
-    load = load_model(choice, "")
-    graph = load.result.graph if load.result is not None and load.result.ok else None
-    if graph is not None and ge_core.dynamic_symbols(graph):
-        return graph, choice.title, dict(ge_core.parse_input_shapes(choice.default_spec or None))
-    st.info(f"{choice.title} has no symbolic dims to vary: this page plays the BERT-style encoder layer "
-            f"`{FALLBACK_SAMPLE}` instead. Pick a model with symbolic dims in the sidebar to play it.")
-    sample = get_sample(FALLBACK_SAMPLE)
-    return (ge_core.load_onnx(sample_bytes(FALLBACK_SAMPLE)), sample.title,
-            dict(ge_core.parse_input_shapes(sample.input_shapes)))
+def play_caption(play: Play) -> str:
+    return (f"{play.title}, {play.config.opt_level} on {play.config.hardware}; sizes: "
+            f"{', '.join(map(str, play.sizes))}. Every compile is timed without per-pass verification.")
 
 
-def _settings(symbols: list[str]) -> dict[str, int | str]:
-    """The page's settings, read from and written back to the address (so a view can be shared)."""
+def pick_settings(model: DynamicModel) -> dict[str, int | str]:
+    """The dim that varies (`symbol`) and the sizes' settings, read from and written back to the address (so
+    a view can be shared)."""
+    symbols = ge_core.dynamic_symbols(model.graph)
     params = st.query_params
     default_symbol = next((s for s in symbols if "seq" in s), symbols[-1])
     wanted = params.get("dim", default_symbol)
@@ -144,7 +162,7 @@ def request_table(plays: Plays) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _chart(requests: pd.DataFrame, field: str, title: str, log: bool = False) -> alt.Chart:
+def request_chart(requests: pd.DataFrame, field: str, title: str, log: bool = False) -> alt.Chart:
     scale = alt.Scale(type="log") if log else alt.Scale(zero=False)
     return (alt.Chart(requests, title=title).mark_line(point=True)
             .encode(x=alt.X("request:Q", title="request"), y=alt.Y(f"{field}:Q", scale=scale),
@@ -153,9 +171,10 @@ def _chart(requests: pd.DataFrame, field: str, title: str, log: bool = False) ->
                              alt.Tooltip("compile ms:Q", format=".1f"), alt.Tooltip("decision ms:Q", format=".1f")]))
 
 
-def intro_text(title: str, symbol: str, sizes: list[int], plays: Plays) -> str:
+def intro_text(play: Play) -> str:
     """The page's introduction, with the numbers of the play on screen."""
-    by = {cold.strategy: (cold, warm) for cold, warm in plays}
+    title, symbol, sizes = play.title, play.symbol, play.sizes
+    by = {cold.strategy: (cold, warm) for cold, warm in play.plays}
     static, gears, ranged, online = (by[s][0] for s in ge_core.DYNAMIC_STRATEGIES)
     warm_range = by["range"][1]
     return (
@@ -177,8 +196,3 @@ def intro_text(title: str, symbol: str, sizes: list[int], plays: Plays) -> str:
         "Offline compiles are fast and stable on the shapes they know; online fusion is flexible on shapes it "
         "has never seen. The charts show every request; a spike is a request that compiled or decided."
     )
-
-
-def _intro_without_numbers() -> str:
-    return ("**What am I looking at?** Requests of varying shape played through four dynamic-shape strategies "
-            "(static recompiles, gears, ranges, online fusion): compiles, compile time, cache hits and latency.")

@@ -1,6 +1,7 @@
-"""The Profile page: the compiled model simulated on a hardware profile. Total latency and per-unit
-utilisation, the per-op table and the slowest ops, a Gantt chart per unit, the roofline, latency as a heat
-overlay on the graph, the NPU's outputs against the CPU's, and downloads (Chrome trace, every table)."""
+"""The Profile page's sections (app_pages/profile.py): the compiled model simulated on a hardware profile.
+Total latency and per-unit utilisation, the per-op table and the slowest ops, a Gantt chart per unit, the
+roofline, latency as a heat overlay on the graph, the NPU's outputs against the CPU's, and downloads (Chrome
+trace, every table) with the profile's JSON editor."""
 
 from __future__ import annotations
 
@@ -29,20 +30,16 @@ from ge_core.viz import (
 )
 from workbench_ui import hardware_picker
 from workbench_ui.analysis import (
-    BEST_SAMPLE,
     address_option,
     chart_pick,
-    compiled_or_stop,
     memo,
     select_node,
-    selected_node,
-    show_tabs,
     table,
 )
 from workbench_ui.analysis_canvas import PaneSpec, show_graphs
 from workbench_ui.charts import PICK, gantt_chart, roofline_chart, utilisation_chart
 from workbench_ui.hardware_picker import HardwareChoice
-from workbench_ui.session import ConfigKey, WorkbenchConfig, require_model
+from workbench_ui.session import ConfigKey, WorkbenchConfig
 from workbench_ui.text import code_span, md_escape
 
 FALLBACK_HARDWARE = "ascend910"  # the library's default profile: simulated on when the sidebar names none
@@ -50,19 +47,6 @@ PRECISION = "precision"  # ?precision=force_fp16
 EDIT_KEY = "ge_profile_edit"
 EDIT_PROBLEMS = "ge_profile_edit_problems"
 WIDE = ("tiling",)
-
-PROFILE_INTRO = (
-    "**What am I looking at?** The compiled model run on a simulated Ascend NPU, one kernel after another "
-    "on one stream. Each kernel's time comes from its FLOPs on the **cube** (matrix) or **vector** unit, the "
-    "bytes the **MTE** engines move between DDR and the on-chip buffers, and the **scalar** unit's "
-    "overhead; whichever takes longest **bounds** it (compute, memory or overhead). The tabs below hold the "
-    "per-op tables, the timeline of each unit, the roofline (each kernel under the profile's roofs: left of "
-    "the ridge is memory-bound, right of it compute-bound), latency on the graph, the NPU's numbers against "
-    "the CPU's, and the downloads; the address keeps the open tab. Click a row, a bar or a point to select its "
-    "node (the graph tab shows it). Pick the target in the sidebar's **Hardware**. "
-    f"**{BEST_SAMPLE}** at O3 on ascend910 shows it best: hundreds of small kernels, where launch "
-    "overhead adds up (the numbers below are the model's on screen)."
-)
 
 
 def profile_target(config: WorkbenchConfig) -> WorkbenchConfig:
@@ -72,9 +56,18 @@ def profile_target(config: WorkbenchConfig) -> WorkbenchConfig:
     return config.with_hardware(HardwareChoice(FALLBACK_HARDWARE, FALLBACK_HARDWARE, FALLBACK_HARDWARE))
 
 
-def simulated(key: ConfigKey, compiled: CompiledModel, precision: str) -> SimResult:
-    """The timing (no run: the numbers are asked for separately, they cost a run of the model)."""
-    return memo((key, "sim", precision), lambda: simulate(compiled, precision=precision, run=False))
+def simulated(key: ConfigKey, compiled: CompiledModel, precision: str) -> tuple[SimResult, pd.DataFrame,
+                                                                            dict[str, Any]]:
+    """The timing (no run: the numbers are asked for separately, they cost a run of the model), its per-op
+    table and its summary."""
+    result = memo((key, "sim", precision), lambda: simulate(compiled, precision=precision, run=False))
+    ops = memo((key, "ops", precision), lambda: profile_table(result))
+    return result, ops, profile_summary(result)
+
+
+def fallback_note() -> str:
+    return (f"The sidebar names no hardware target: simulating on {code_span(FALLBACK_HARDWARE)}, the library's "
+            "default. Pick another (or upload a profile) in the sidebar's **Hardware**.")
 
 
 def on_screen(title: str, summary: dict[str, Any], ops: pd.DataFrame) -> str:
@@ -94,34 +87,6 @@ def on_screen(title: str, summary: dict[str, Any], ops: pd.DataFrame) -> str:
             f"{share:.1%} of the total), **{slowest['bound']}-bound**. Kernels by bound: "
             + ", ".join(f"{n} {b}" for b, n in sorted(bounds.items(), key=lambda kv: -kv[1]))
             + f"; the busiest unit is {busiest} ({utilisation[busiest]:.0%} of the time).")
-
-
-def show_profile_page(config: WorkbenchConfig) -> None:
-    choice = require_model(config)
-    target = profile_target(config)
-    if target is not config:
-        st.info(f"The sidebar names no hardware target: simulating on {code_span(FALLBACK_HARDWARE)}, the "
-                "library's default. Pick another (or upload a profile) in the sidebar's **Hardware**.",
-                icon=":material/memory:")
-    compiled = compiled_or_stop(target)
-    key = target.cache_key
-    intro = st.container()
-    st.subheader(f"{md_escape(choice.title)} at {target.opt_level} on {md_escape(target.hardware.label)}")
-    precision = pick_precision(str(compiled.config.precision_mode))
-    result = simulated(key, compiled, precision)
-    ops = memo((key, "ops", precision), lambda: profile_table(result))
-    summary = profile_summary(result)
-    intro.markdown(on_screen(choice.title, summary, ops))
-    show_headline(summary)
-    node = selected_node(compiled.graph)
-    show_tabs({
-        "Operators": lambda: show_operators(result, ops),
-        "Timeline per unit": lambda: show_timeline(result, node, summary),
-        "Roofline": lambda: show_roofline(result, node),
-        "On the graph": lambda: show_graph(key, compiled, result, precision, node),
-        "NPU vs CPU": lambda: show_numbers(key, compiled, result, precision),
-        "Downloads and profile": lambda: show_files(compiled, result, target),
-    })
 
 
 def show_operators(result: SimResult, ops: pd.DataFrame) -> None:

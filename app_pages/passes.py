@@ -5,7 +5,6 @@ from __future__ import annotations
 import streamlit as st
 
 from workbench_ui.passes_view import (
-    PASSES_INTRO,
     show_dump_download,
     show_headline,
     show_pass_details,
@@ -15,9 +14,18 @@ from workbench_ui.router import sidebar_config
 from workbench_ui.session import compile_note, compile_outcome, require_model
 from workbench_ui.status import show_compile_failure
 
+INTRO = (
+    "**What am I looking at?** The compiler runs the GE Graph through a pipeline of **passes**, grouped in "
+    "GE's stages (AfterInfershape → OptimizeOriginalGraph → OptimizeStage1 → PreRunAfterOptimize2). Each "
+    "pass rewrites the graph a little: folds constants, removes no-ops, merges duplicates, folds BatchNorm "
+    "into the Conv before it, fuses ops into one kernel. The table has one row per pass: whether it changed "
+    "the graph, the node count before and after, and how long it took. Below, each pass says what it does "
+    "and can be switched off, so you can see what the graph looks like without it."
+)
+
 config = sidebar_config()
 st.title("Passes")
-st.markdown(PASSES_INTRO)
+st.markdown(INTRO)
 choice = require_model(config)
 outcome = compile_outcome(config)
 if outcome.compiled is None:

@@ -1,7 +1,8 @@
-"""The Memory page: live bytes per execution step against the lower bound, no reuse and each strategy's
-arena; the planner chart (tensors as rectangles of lifetime x offset); the tensors alive at the peak; the
-memory switches re-planning the compiled graph; device bytes with a hardware target. A step or a
-rectangle selects its node, on the graph too, and a node picked on the graph is marked on the charts."""
+"""The Memory page's sections (app_pages/memory.py): live bytes per execution step against the lower bound,
+no reuse and each strategy's arena; the planner chart (tensors as rectangles of lifetime x offset); the
+tensors alive at the peak; the memory switches re-planning the compiled graph; device bytes with a hardware
+target. A step or a rectangle selects its node, on the graph too, and a node picked on the graph is marked
+on the charts."""
 
 from __future__ import annotations
 
@@ -29,27 +30,15 @@ from ge_core.viz import (
     strategy_arenas,
     strategy_timelines,
 )
-from workbench_ui.analysis import BEST_SAMPLE, chart_pick, compiled_or_stop, memo, selected_node, show_tabs, table
+from workbench_ui.analysis import chart_pick, memo, table
 from workbench_ui.analysis_canvas import PaneSpec, show_graphs
 from workbench_ui.charts import PICK, planner_chart, timeline_chart
-from workbench_ui.session import ConfigKey, WorkbenchConfig, require_model
+from workbench_ui.session import ConfigKey
 from workbench_ui.text import code_span, md_escape
 
 Plan = Any  # ge_core's MemoryPlan (the UI reaches it only through CompiledModel.memory and plan_for)
 ALIGNMENT_CHOICES = (32, 64, 128, 256, 512, 1024)
 OVERLAYS = {"bytes": "arena bytes of its outputs", "steps": "how long its outputs live (steps)"}
-
-MEMORY_INTRO = (
-    "**What am I looking at?** Every activation of the compiled graph lives in one **arena**. The top chart "
-    "counts the bytes alive at each execution step: its highest point is the **peak**, and no plan can use "
-    "less than that (the **lower bound**); the dashed lines are the arena the planner reached and what "
-    "**no reuse** (every tensor its own bytes) would take. The **Planner chart** tab draws each tensor as a "
-    "rectangle: from the step that makes it to the last one that reads it, at its byte range in the arena "
-    "(views and no-copy Concat parts inside the tensor they share bytes with). Click a step or a "
-    "rectangle to select its node (the **On the graph** tab shows it); flip the switches to re-plan. "
-    f"**{BEST_SAMPLE}** shows it best: each dense block Concats every earlier feature map, and the no-copy "
-    "Concat parts sit inside their output (the numbers below are the model's on screen)."
-)
 
 
 @dataclass(frozen=True)
@@ -63,7 +52,7 @@ class MemoryView:
     peak: pd.DataFrame
 
 
-def memory_view(key: ConfigKey, compiled: CompiledModel, memory: MemoryConfig) -> MemoryView:
+def plan_view(key: ConfigKey, compiled: CompiledModel, memory: MemoryConfig) -> MemoryView:
     graph = compiled.graph if compiled.config.hardware is not None else None  # device bytes with a target
 
     def make() -> MemoryView:
@@ -75,6 +64,12 @@ def memory_view(key: ConfigKey, compiled: CompiledModel, memory: MemoryConfig) -
 
 def _memory_key(memory: MemoryConfig) -> str:
     return json.dumps(memory.to_json(), sort_keys=True)
+
+
+def node_marks(view: MemoryView, node: str) -> tuple[int | None, list[str]]:
+    """The selected node's execution step and the tensors it makes, to mark on the charts."""
+    index = step_index(view.plan)
+    return index.step_of.get(node), index.tensors_of(node) if node else []
 
 
 def on_screen(title: str, view: MemoryView) -> str:
@@ -97,30 +92,6 @@ def on_screen(title: str, view: MemoryView) -> str:
     return text
 
 
-def show_memory_page(config: WorkbenchConfig) -> None:
-    choice = require_model(config)
-    compiled = compiled_or_stop(config)
-    if compiled.memory is None:
-        st.warning(f"This compile has no memory plan: {md_escape(compiled.memory_skipped)} Set every symbolic "
-                   "dim in the sidebar's **Input shapes** box, then the plan appears here.", icon=":material/info:")
-        return
-    key = config.cache_key
-    intro = st.container()
-    st.subheader(f"{md_escape(choice.title)} at {config.opt_level}")
-    memory = show_switches(compiled.config.memory)
-    view = memory_view(key, compiled, memory)
-    intro.markdown(on_screen(choice.title, view))
-    show_headline(view, compiled)
-    node = selected_node(compiled.graph)
-    index = step_index(view.plan)
-    show_tabs({
-        "Live bytes and the peak": lambda: show_live_bytes(key, compiled, view, memory, index.step_of.get(node)),
-        "Planner chart": lambda: show_planner(view, index.tensors_of(node) if node else []),
-        "On the graph": lambda: show_graph(key, compiled, node),
-        "What each switch would do": lambda: show_switch_table(key, compiled, memory),
-    })
-
-
 def show_live_bytes(key: ConfigKey, compiled: CompiledModel, view: MemoryView, memory: MemoryConfig,
                     step: int | None) -> None:
     show_timeline(key, compiled, view, memory, step)
@@ -131,7 +102,6 @@ def show_live_bytes(key: ConfigKey, compiled: CompiledModel, view: MemoryView, m
 
 def show_switches(own: MemoryConfig) -> MemoryConfig:
     """The memory switches, starting from the compile's own; the plan is re-made from the compiled graph."""
-    st.markdown("#### Switches")
     strategies = list(STRATEGY_CHOICES)
     cols = st.columns([2, 1.3, 1, 1.2, 1.4])
     strategy = cols[0].selectbox("Strategy", strategies, index=strategies.index(own.strategy)

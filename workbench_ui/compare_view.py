@@ -1,7 +1,7 @@
-"""The Compare page: the sidebar's model under two to four CompileConfigs side by side. The metrics with
-deltas against the first, the graphs side by side (a node's place in each), the node alignment by original
-names and the per-op latency deltas. The comparison lives in the address (`?cmp=<token>`) and saves and
-loads as JSON."""
+"""The Compare page's sections (app_pages/compare.py): the sidebar's model under two to four CompileConfigs
+side by side. The metrics with deltas against the first, the graphs side by side (a node's place in each),
+the node alignment by original names and the per-op latency deltas. The comparison lives in the address
+(`?cmp=<token>`) and saves and loads as JSON."""
 
 from __future__ import annotations
 
@@ -24,13 +24,12 @@ from ge_core.viz import (
     run_spec,
 )
 from workbench_ui import address
-from workbench_ui.analysis import BEST_SAMPLE, memo, select_node, show_tabs, table
+from workbench_ui.analysis import memo, select_node, table
 from workbench_ui.analysis_canvas import PaneSpec, show_graphs
 from workbench_ui.charts import delta_chart
 from workbench_ui.model_picker import ModelChoice
-from workbench_ui.profile_page import FALLBACK_HARDWARE
-from workbench_ui.session import OPT_LEVELS, WorkbenchConfig, require_model
-from workbench_ui.sweep_view import show_sweep_results, sweep_loaded
+from workbench_ui.profile_view import FALLBACK_HARDWARE
+from workbench_ui.session import OPT_LEVELS, WorkbenchConfig
 from workbench_ui.text import code_span, md_escape
 
 COMPARISON = "cmp"  # ?cmp=<ComparisonSpec.to_address()>
@@ -45,17 +44,6 @@ METRIC_COLUMNS = ["config", "status", "opt_level", "hardware", "precision_mode",
 
 GLANCE = {"nodes": "nodes", "kernels": "kernels", "arena_bytes": "arena bytes", "theory_min_bytes": "lower bound bytes",
           "simulated_us": "simulated µs", "compile_seconds": "compile s", "max_rel_error": "max rel. error vs O0"}
-
-COMPARE_INTRO = (
-    "**What am I looking at?** The model in the sidebar compiled under two to four configurations (opt "
-    "level, passes switched off, hardware target, memory strategy, precision mode), side by side: how many "
-    "nodes and kernels each leaves, its arena against the lower bound, its simulated latency, its compile "
-    "time and, when asked, its numeric error against the graph as imported (O0). In the **Graphs side by "
-    "side** tab the graphs are aligned by the nodes' original names: pick a node to see where it went in each "
-    f"(kept, fused into which node, removed). **{BEST_SAMPLE}** at O1 against O3 on ascend910 shows it best "
-    "(the numbers below are the model's on screen). The address holds the comparison and the open tab: share "
-    "it, or save it as JSON (**Save or load**)."
-)
 
 
 def model_reference(choice: ModelChoice) -> str:
@@ -108,35 +96,6 @@ def on_screen(title: str, metrics: pd.DataFrame) -> str:
                      f"({(float(last['simulated_us']) / float(first['simulated_us']) - 1):+.0%})")
     return (f"On **{md_escape(title)}**, {code_span(str(last['config']))} against {code_span(str(first['config']))}: "
             + "; ".join(parts) + ".")
-
-
-def show_compare_page(config: WorkbenchConfig) -> None:
-    side_by_side, sweep = st.tabs([SIDE_BY_SIDE_TAB, SWEEP_TAB], default=SWEEP_TAB if sweep_loaded() else None)
-    with sweep:  # first: it needs no model, and a click there switches pages before anything compiles
-        show_sweep_results()
-    with side_by_side:
-        show_side_by_side(config)
-
-
-def show_side_by_side(config: WorkbenchConfig) -> None:
-    choice = require_model(config)
-    reference = model_reference(choice)
-    intro = st.container()
-    spec = spec_from_address(config, reference)
-    st.subheader(md_escape(choice.title))
-    spec = show_editor(config, spec)
-    numerics = st.toggle("Numeric error against O0 (runs every configuration on the same seeded inputs: slower)",
-                         key="ge_compare_numerics")
-    comparison = run_comparison(choice, spec, numerics)
-    metrics = comparison.metrics()
-    intro.markdown(on_screen(choice.title, metrics))
-    show_tabs({  # only the open tab runs: the first view draws the metrics, not the whole comparison
-        "Metrics": lambda: show_metrics(metrics),
-        "Graphs side by side": lambda: show_graphs_side_by_side(choice, comparison),
-        "Where each node went": lambda: show_alignment(comparison),
-        "Latency per op": lambda: show_latency(comparison),
-        "Save or load": lambda: show_save_load(spec),
-    })
 
 
 def show_editor(config: WorkbenchConfig, spec: ComparisonSpec) -> ComparisonSpec:

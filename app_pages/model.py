@@ -1,0 +1,35 @@
+"""Model page (also the landing page, at `/`): the imported model's legality report, summary and GE Graph."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from workbench_ui.router import sidebar_config
+from workbench_ui.sections import show_graph, show_legality, show_load_error, show_summary
+from workbench_ui.session import load_outcome, require_model
+from workbench_ui.status import failure_link
+from workbench_ui.text import md_escape
+from workbench_ui.torch_origins import show_torch_origins
+
+INTRO = (
+    "**What am I looking at?** GE Workbench imports an ONNX model into a **GE Graph**, the graph IR of "
+    "Ascend CANN's Graph Engine: operator nodes joined by tensors, each tensor with a shape and dtype "
+    "worked out by shape inference. The import runs a **legality check** that lists, all at once, "
+    "everything the compiler could not handle (operators without a kernel, shape errors) before any "
+    "compile pass runs. Pick a sample or upload a model in the sidebar."
+)
+
+config = sidebar_config()
+st.title("GE Workbench")
+st.markdown(INTRO)
+choice = require_model(config)
+outcome = load_outcome(config)
+st.subheader(md_escape(choice.title))
+if outcome.result is None or outcome.summary is None:
+    show_load_error(outcome)
+else:
+    show_legality(outcome.summary)
+    show_summary(outcome.summary)
+    show_graph((choice.key, config.input_shapes), outcome.result.graph)  # the canvas, then the text form
+show_torch_origins(outcome)  # a model captured from PyTorch: where each node came from
+failure_link(outcome)
