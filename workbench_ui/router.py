@@ -20,6 +20,8 @@ import contextvars
 
 import streamlit as st
 
+import ge_core
+
 from workbench_ui.navigation import PAGES
 from workbench_ui.session import WorkbenchConfig, draw_sidebar
 
@@ -33,10 +35,21 @@ def run_router() -> None:
     config = draw_sidebar()  # before the menu (see History above) and the page: its widgets live on every page
     page = st.navigation(menu())
     token = _THIS_RUN.set(config)
+    compiles = ge_core.kernel_compiles()
     try:
         page.run()
     finally:
         _THIS_RUN.reset(token)
+    _say_kernel_compiles(ge_core.kernel_compiles() - compiles)
+
+
+def _say_kernel_compiles(count: int) -> None:
+    """When this page's work compiled fast CPU kernels (none after the install's `python -m ge_core warmup`):
+    why it took longer, once, and how to avoid it."""
+    if count:
+        st.toast(f"This page compiled {count} CPU kernel signatures for this machine on first use; later pages "
+                 "load them from numba's cache. `python3 -m ge_core warmup` compiles them ahead.",
+                 icon=":material/memory:")
 
 
 def menu() -> list[st.Page]:
