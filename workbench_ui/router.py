@@ -21,7 +21,6 @@ import contextvars
 import streamlit as st
 
 import ge_core
-
 from workbench_ui.navigation import PAGES
 from workbench_ui.session import WorkbenchConfig, draw_sidebar
 
