@@ -22,7 +22,7 @@ import streamlit as st
 
 import ge_core
 from workbench_ui.navigation import PAGES
-from workbench_ui.session import WorkbenchConfig, draw_sidebar
+from workbench_ui.session import ModelChoice, WorkbenchConfig, draw_sidebar, require_model
 
 # The sidebar drawn by the router in this run, for the page it runs. Not in st.session_state: a page that
 # stops (st.stop) stops the run at the next session-state access too, so a `finally` could not clear it.
@@ -67,3 +67,12 @@ def sidebar_config() -> WorkbenchConfig:
     its own (`streamlit run app_pages/passes.py`) draws it itself."""
     drawn = _THIS_RUN.get()
     return drawn if drawn is not None else draw_sidebar()
+
+
+def page_start(title: str, intro: str) -> tuple[WorkbenchConfig, ModelChoice]:
+    """A page's first lines: the sidebar's choices, the title, the learner's "What am I looking at?", and the
+    picked model (while there is none, the page says how to get one and stops)."""
+    config = sidebar_config()
+    st.title(title)
+    st.markdown(intro)
+    return config, require_model(config)
