@@ -177,9 +177,20 @@ class OpDef:
             object.__setattr__(self, "vector_class", cls)
 
 
+# The two parts of the registry built on top of this module (fused.py and infer.py import it): ge_core.ops hands
+# them in, so the modules form no cycle.
+BodyOpFn = Callable[[Node, "OpRegistry"], OpDef]  # the OpDef of a fused node, from its body
+ShapeProblemsFn = Callable[["Graph", "OpRegistry"], list[str]]  # every node's descs against inference
+
+
 class OpRegistry:
-    def __init__(self) -> None:
+    """The registered ops by (domain, op type). `body_op` gives a fused node (a body and no op of its own) its
+    OpDef; `check_shapes` is the shape check of `graph.verify(registry)`."""
+
+    def __init__(self, *, body_op: BodyOpFn, check_shapes: ShapeProblemsFn) -> None:
         self._ops: dict[tuple[str, str], OpDef] = {}
+        self._body_op = body_op
+        self._check_shapes = check_shapes
 
     def register(self, op: OpDef) -> None:
         key = (op.domain, op.op_type)
@@ -198,9 +209,7 @@ class OpRegistry:
         """The node's op: its registered one, else (for a fused node) one that infers and costs its body."""
         op = self.get(node.op_type, node.domain)
         if op is None and node.body is not None:
-            from ge_core.ops.fused import fused_opdef  # fused.py builds on this module's OpDef
-
-            return fused_opdef(node, self)
+            return self._body_op(node, self)
         return op
 
     def runs_body(self, node: Node) -> bool:
@@ -224,9 +233,7 @@ class OpRegistry:
 
     def shape_problems(self, graph: Graph) -> list[str]:
         """For graph.verify(self): every node's output descs against what its op infers (ir.ShapeChecker)."""
-        from ge_core.ops.infer import shape_problems  # infer.py is built on this module
-
-        return shape_problems(graph, self)
+        return self._check_shapes(graph, self)
 
     def __iter__(self) -> Iterator[OpDef]:
         """Every registered op, in registration order."""
