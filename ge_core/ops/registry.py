@@ -19,6 +19,7 @@ from ge_core.errors import UnsupportedOpError
 from ge_core.ir.node import Node
 from ge_core.ir.tensor import TensorDesc
 from ge_core.ops.epilogue import EpilogueFn
+from ge_core.ops.matrix_view import GemmFn
 
 if TYPE_CHECKING:
     from ge_core.ir.graph import Graph
@@ -152,6 +153,13 @@ class OpDef:
     reduce_span: SpanFn | None = None
     # Its cost already counts device bytes (NC1HWC0 padding included): the simulator adds no padding.
     device_bytes: bool = False
+    # A cube op as a batched matrix product (ops/matrix_view.py), from its node and descs: what tiling and
+    # the simulator price on the cube. None for an op that is no matrix product.
+    gemm: GemmFn | None = None
+    # The output axis that indexes its channels, for an op with weights or parameters per output channel: 1
+    # for convolutions and channel normalisations (N, C, ...), -1 (the last) for matrix products (..., N).
+    # Where a per-channel scale or bias applies (weight folding, a fused kernel's bias). None: no such axis.
+    channel_axis: int | None = None
     # ---- control flow (If, Loop, Scan): the op's work is its node's subgraphs ----------------------------
     # Inference through the subgraphs (infer.py's driver calls it; `infer` is the same without applying the
     # subgraphs' descs) and the kernel the interpreter calls with a runner of the subgraphs (`kernel` refuses).
@@ -211,6 +219,13 @@ class OpRegistry:
         if op is None and node.body is not None:
             return self._body_op(node, self)
         return op
+
+    def channel_axis(self, node: Node, rank: int) -> int | None:
+        """The axis of the node's output (of `rank` dims) that indexes its channels (OpDef.channel_axis), or
+        None (no such axis, or an output too small to have it)."""
+        op = self.get(node.op_type, node.domain)
+        axis = None if op is None else op.channel_axis
+        return None if axis is None or not -rank <= axis < rank else axis % rank
 
     def runs_body(self, node: Node) -> bool:
         """A fused node: a body and no registered op of its own. The interpreter runs its body; its OpDef
