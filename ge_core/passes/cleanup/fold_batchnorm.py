@@ -64,7 +64,7 @@ def fold_batch_norm(graph: Graph, bn: Node, pinned: set[str]) -> str | None:
     x = bn.input(0)
     affine = _bn_affine(graph, bn)
     desc = graph.desc(x)
-    axis = REGISTRY.channel_axis(bn, desc.rank) if desc.rank >= 2 else None
+    axis = REGISTRY.channel_axis(bn, desc.rank)  # 1, None for an input of fewer dims
     if affine is None or single_reader(graph, x) is not bn or axis is None or desc.shape[axis] != len(affine.scale):
         return None
     producer = _fold_ops_between(graph, graph.producer(x), pinned)
