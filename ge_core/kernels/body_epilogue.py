@@ -125,7 +125,7 @@ def plan_body_epilogue(body: Graph, registry: OpRegistry) -> EpiloguePlan | None
             if len(node.inputs) != 2 or len(others) != 1:
                 return None
             shape = body.desc(others[0]).shape
-            if _bias_shape(head, shape, out.shape) and bias is None and residual is None:
+            if _bias_shape(head, shape, out.shape, registry) and bias is None and residual is None:
                 bias = others[0]
             elif shape == out.shape and residual is None and others[0] in body.inputs:
                 residual = others[0]
@@ -169,12 +169,14 @@ def _kernel(registry: OpRegistry, node: Node) -> KernelFn:
     return call
 
 
-def _bias_shape(head: Node, shape: Sequence[int], out: Sequence[int]) -> bool:
-    """An Add operand the head's epilogue can take as its bias: per channel after a Conv or ConvTranspose
-    without its own bias, per output feature (last axis) after a MatMul."""
-    if head.op_type == "MatMul":
-        return 1 <= len(shape) <= len(out) and shape[-1] == out[-1] and all(d == 1 for d in shape[:-1])
-    return head.op_type in HEADS and not head.input(2) and _per_channel(shape, out)
+def _bias_shape(head: Node, shape: Sequence[int], out: Sequence[int], registry: OpRegistry) -> bool:
+    """An Add operand the head's epilogue can take as its bias: one value per channel along the head's channel
+    axis (OpDef.channel_axis: a Conv's or ConvTranspose's 1, a MatMul's last), after a Conv or ConvTranspose
+    without its own bias or after a MatMul."""
+    if head.op_type != "MatMul" and (head.op_type not in HEADS or head.input(2)):
+        return False
+    axis = registry.channel_axis(head, len(out))
+    return axis is not None and _per_channel(shape, out, axis)
 
 
 def _head_ok(body: Graph, head: Node) -> bool:
@@ -193,12 +195,12 @@ def _head_ok(body: Graph, head: Node) -> bool:
         and not (head.opset >= 14 and int(head.attr("training_mode", 0)) == 1)
 
 
-def _per_channel(shape: Sequence[int], out: Sequence[int]) -> bool:
-    """A shape that broadcasts over an N x C x ... output as one value per channel: (1,) C, 1, ..."""
-    shape = tuple(shape)
-    if len(shape) == len(out) and shape[0] == 1:
-        shape = shape[1:]
-    return len(shape) == len(out) - 1 and shape[0] == out[1] and all(d == 1 for d in shape[1:])
+def _per_channel(shape: Sequence[int], out: Sequence[int], axis: int) -> bool:
+    """A shape that broadcasts over `out` as one value per channel along `axis`: the channel count there and 1
+    everywhere else (N x C x H x W: (1,) C, 1, 1; ... x N: (1, ...) N). Leading 1s may be left out, the channel
+    axis may not."""
+    lead = len(out) - len(shape)
+    return 0 <= lead <= axis and all(d == (out[axis] if i + lead == axis else 1) for i, d in enumerate(shape))
 
 
 PATHS = [BodyPath("FusedBody.epilogue", plan_body_epilogue,

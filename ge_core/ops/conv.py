@@ -37,6 +37,7 @@ from ge_core.ops.common import (
 from ge_core.ops.conv_depthwise import depthwise2d_or_1d
 from ge_core.ops.conv_taps import tap_gemm_conv, use_tap_gemm
 from ge_core.ops.kernel_memo import memoized
+from ge_core.ops.matrix_view import conv_view
 from ge_core.ops.registry import Category, Cost, NpuLayout, OpDef, Operand
 from ge_core.ops.spatial import (
     Window,
@@ -348,8 +349,9 @@ def _conv_transpose_cost(node: Node, inputs: list[TensorDesc | None], outputs: l
 
 OPS: list[OpDef] = [
     # y = sum over (C/group) input channels and the kernel window of x * w, plus bias; 1-D/2-D/3-D
-    OpDef("Conv", Category.CUBE, _infer_conv, _conv, _conv_cost, npu_layout=NpuLayout.CUBE),
+    OpDef("Conv", Category.CUBE, _infer_conv, _conv, _conv_cost, npu_layout=NpuLayout.CUBE, channel_axis=1,
+          gemm=conv_view(0, 1)),
     # the adjoint of Conv (fractionally strided conv): every input pixel scatters x * w into the output
     OpDef("ConvTranspose", Category.CUBE, _infer_conv_transpose, _conv_transpose, _conv_transpose_cost,
-          npu_layout=NpuLayout.CUBE),
+          npu_layout=NpuLayout.CUBE, channel_axis=1, gemm=conv_view(0, 1, transposed=True)),
 ]

@@ -20,7 +20,7 @@ from ge_core.ir.tensor import TensorDesc
 from ge_core.ops.common import UNK, elementwise_cost, like, normalize_axis, operand, optional, shape_error
 from ge_core.ops.kernel_memo import memoized
 from ge_core.ops.registry import Category, NpuLayout, OpDef, Operand
-from ge_core.ops.resize_kernels import Taps, axis_taps
+from ge_core.ops.resize_kernels import ResizeArgs, Taps, axis_taps
 from ge_core.ops.shape_ops import like_array, operands_of
 
 MODES = ("nearest", "linear", "cubic")
@@ -28,21 +28,6 @@ COORD_MODES = ("half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "alig
                "asymmetric", "tf_crop_and_resize")
 NEAREST_MODES = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil")
 POLICIES = ("stretch", "not_larger", "not_smaller")
-
-
-@dataclass(frozen=True)
-class ResizeArgs:
-    """Everything a Resize/Upsample node asks for, with the opset's defaults filled in."""
-
-    mode: str
-    coord: str
-    nearest: str  # one of NEAREST_MODES, or "legacy" before Resize-11
-    cubic_a: float
-    exclude_outside: bool
-    extrapolation: float
-    antialias: bool
-    axes: list[int]
-    policy: str
 
 
 def _args(node: Node, operands: list[Operand | None], rank: int) -> ResizeArgs:
