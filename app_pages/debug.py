@@ -13,8 +13,8 @@ from workbench_ui.debug_view import (
     show_phases,
     show_reproducer,
 )
-from workbench_ui.router import sidebar_config
-from workbench_ui.session import compile_outcome, require_model
+from workbench_ui.router import page_start
+from workbench_ui.session import compile_outcome
 from workbench_ui.text import md_escape
 
 INTRO = (
@@ -27,10 +27,7 @@ INTRO = (
     "with `python -m ge_core`."
 )
 
-config = sidebar_config()
-st.title("Debug")
-st.markdown(INTRO)
-choice = require_model(config)
+config, choice = page_start("Debug", INTRO)
 st.subheader(md_escape(choice.title))
 overview, body = st.container(), st.container()  # the overview needs the bisection, drawn below it
 outcome = compile_outcome(config)

@@ -20,8 +20,7 @@ from workbench_ui.fusion_view import (
     show_summary,
     summary_of,
 )
-from workbench_ui.router import sidebar_config
-from workbench_ui.session import require_model
+from workbench_ui.router import page_start
 from workbench_ui.text import md_escape
 
 INTRO = (
@@ -34,10 +33,7 @@ INTRO = (
     "on screen)."
 )
 
-config = sidebar_config()
-st.title("Fusion")
-st.markdown(INTRO)
-choice = require_model(config)
+config, choice = page_start("Fusion", INTRO)
 compiled = compiled_or_stop(config)
 key = config.cache_key
 decisions = decisions_of(key, compiled)

@@ -15,8 +15,7 @@ from workbench_ui.graph_canvas import (
 from workbench_ui.graph_controls import CHANGE, graphs_at, pass_records, pick_colour, pick_step, step_diff
 from workbench_ui.graph_inspector import selected_node, show_finder, show_inspector
 from workbench_ui.graph_views import constants_note, show_changes, show_legend
-from workbench_ui.router import sidebar_config
-from workbench_ui.session import require_model
+from workbench_ui.router import page_start
 from workbench_ui.text import md_escape
 
 INTRO = (
@@ -29,10 +28,7 @@ INTRO = (
     "ops it replaced: its subgraph button opens its body."
 )
 
-config = sidebar_config()
-st.title("Graph")
-st.markdown(INTRO)
-choice = require_model(config)
+config, choice = page_start("Graph", INTRO)
 pipeline = pass_records(config)  # stops the page when the compile did not finish
 st.subheader(f"{md_escape(choice.title)} at {config.opt_level}")
 

@@ -17,8 +17,7 @@ from workbench_ui.memory_view import (
     show_switch_table,
     show_switches,
 )
-from workbench_ui.router import sidebar_config
-from workbench_ui.session import require_model
+from workbench_ui.router import page_start
 from workbench_ui.text import md_escape
 
 INTRO = (
@@ -33,10 +32,7 @@ INTRO = (
     "Concat parts sit inside their output (the numbers below are the model's on screen)."
 )
 
-config = sidebar_config()
-st.title("Memory")
-st.markdown(INTRO)
-choice = require_model(config)
+config, choice = page_start("Memory", INTRO)
 compiled = compiled_or_stop(config)
 if compiled.memory is None:
     st.warning(f"This compile has no memory plan: {md_escape(compiled.memory_skipped)} Set every symbolic "

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from workbench_ui.router import sidebar_config
+from workbench_ui.router import page_start
 from workbench_ui.sections import show_graph, show_legality, show_load_error, show_summary
-from workbench_ui.session import load_outcome, require_model
+from workbench_ui.session import load_outcome
 from workbench_ui.status import failure_link
 from workbench_ui.text import md_escape
 from workbench_ui.torch_origins import show_torch_origins
@@ -19,10 +19,7 @@ INTRO = (
     "compile pass runs. Pick a sample or upload a model in the sidebar."
 )
 
-config = sidebar_config()
-st.title("GE Workbench")
-st.markdown(INTRO)
-choice = require_model(config)
+config, choice = page_start("GE Workbench", INTRO)
 outcome = load_outcome(config)
 st.subheader(md_escape(choice.title))
 if outcome.result is None or outcome.summary is None:

@@ -10,8 +10,8 @@ from workbench_ui.passes_view import (
     show_pass_details,
     show_pipeline_table,
 )
-from workbench_ui.router import sidebar_config
-from workbench_ui.session import compile_note, compile_outcome, require_model
+from workbench_ui.router import page_start
+from workbench_ui.session import compile_note, compile_outcome
 from workbench_ui.status import show_compile_failure
 
 INTRO = (
@@ -23,10 +23,7 @@ INTRO = (
     "and can be switched off, so you can see what the graph looks like without it."
 )
 
-config = sidebar_config()
-st.title("Passes")
-st.markdown(INTRO)
-choice = require_model(config)
+config, choice = page_start("Passes", INTRO)
 outcome = compile_outcome(config)
 if outcome.compiled is None:
     show_compile_failure(outcome)

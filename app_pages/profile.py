@@ -20,8 +20,7 @@ from workbench_ui.profile_view import (
     show_timeline,
     simulated,
 )
-from workbench_ui.router import sidebar_config
-from workbench_ui.session import require_model
+from workbench_ui.router import page_start
 from workbench_ui.text import md_escape
 
 INTRO = (
@@ -37,10 +36,7 @@ INTRO = (
     "overhead adds up (the numbers below are the model's on screen)."
 )
 
-config = sidebar_config()
-st.title("Profile")
-st.markdown(INTRO)
-choice = require_model(config)
+config, choice = page_start("Profile", INTRO)
 target = profile_target(config)  # the sidebar's hardware, or the library's default one
 if target is not config:
     st.info(fallback_note(), icon=":material/memory:")

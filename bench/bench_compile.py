@@ -153,6 +153,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1, help="ORT intra-op threads (ge_core is single-threaded)")
     parser.add_argument("--profile", action="store_true", help="cProfile one compile of the largest model")
     args = parser.parse_args()
+    ge_core.tune_process()  # the settings the CLI and the app run with (runtime/process.py)
     sizes = [int(s) for s in args.sizes.split(",")]
     print(f"onnx {onnx.__version__}, onnxruntime {ort.__version__}; median of {args.repeat} runs, alternating; "
           f"ORT_ENABLE_EXTENDED, {args.threads} thread(s)\n")

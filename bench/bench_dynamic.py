@@ -49,6 +49,7 @@ def main() -> None:
     parser.add_argument("--cache-models", default="transformer_encoder,bert_encoder_torch,resnet50",
                         help="the samples whose cache-hit speedup is measured (default shapes)")
     args = parser.parse_args()
+    ge_core.tune_process()  # the settings the CLI and the app run with (runtime/process.py)
     set_blas_threads(args.blas_threads)
 
     sample = get_sample(args.sample)

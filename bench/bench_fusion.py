@@ -56,6 +56,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--models", default=",".join(runnable))
     args = parser.parse_args()
+    ge_core.tune_process()  # the settings the CLI and the app run with (runtime/process.py)
     print(f"onnx {onnx.__version__}, onnxruntime {ort.__version__}, numpy {np.__version__}")
     print("| model | nodes | ge_core kernels (O3) | ORT nodes (extended) | ours <= ORT | max rel. error | "
           "fusions rejected |")

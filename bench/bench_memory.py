@@ -148,6 +148,7 @@ def main() -> None:
     parser.add_argument("--split-sizes", default=SPLIT_SIZES, help="output counts N for --split")
     parser.add_argument("--split-repeat", type=int, default=3, help="compiles per size for --split (the best kept)")
     args = parser.parse_args()
+    ge_core.tune_process()  # the settings the CLI and the app run with (runtime/process.py)
     if args.split:
         split_table([int(n) for n in args.split_sizes.split(",")], args.split_repeat)
         return

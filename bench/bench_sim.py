@@ -85,6 +85,7 @@ def main() -> None:
     parser.add_argument("--hardware", default="ascend910")
     parser.add_argument("--models", default=",".join(DEFAULT_MODELS))
     args = parser.parse_args()
+    ge_core.tune_process()  # the settings the CLI and the app run with (runtime/process.py)
     print(f"onnx {onnx.__version__}, onnxruntime {ort.__version__}, numpy {np.__version__}; {args.hardware}; "
           f"median of {args.repeat} runs")
     print("| model | CPU executor ms | simulate ms | simulate / CPU | tiled afresh / CPU | ORT ms | simulated O0 us "

@@ -71,6 +71,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--threads", type=int, default=1,
                         help="torch and numpy BLAS threads (default 1; 0 keeps both libraries' defaults)")
     args = parser.parse_args(argv)
+    ge_core.tune_process()  # the settings the CLI and the app run with (runtime/process.py)
     if args.threads:
         torch.set_num_threads(args.threads)
         set_blas_threads(args.threads)

@@ -10,13 +10,14 @@ The public API (see DESIGN.md, "Contracts"); the web UI reaches the library only
     ge_core.sweep(models, configs, hardware, workers | scheduler, out) -> rows (ge_core/sweep: Dask)
     ge_core.from_torch(module, example_inputs, dynamic_shapes=None) -> Graph           (needs PyTorch)
     torch.compile(model, backend=ge_core.torch_backend(config)); ge_core.torch_stats()  (needs PyTorch)
-PyTorch is optional: importing ge_core does not import it.
+    ge_core.tune_process()  the CLI's, the app's and the benchmarks' process settings (malloc, BLAS threads)
+PyTorch is optional: importing ge_core does not import it. Importing ge_core changes no environment
+variable, allocator setting or thread count (runtime/process.py).
 """
 
 import importlib
 from typing import Any
 
-import ge_core.openblas_env  # noqa: F401  (first: OpenBLAS reads its thread policy when numpy loads it)
 from ge_core.compiler import CompiledModel, compile, load_compiled
 from ge_core.config import PRECISION_MODES, CompileConfig, MemoryConfig, pass_names
 from ge_core.dynamo import TorchStats, torch_backend, torch_stats
@@ -26,10 +27,12 @@ from ge_core.frontend.summary import ModelSummary, summarize
 from ge_core.frontend.torch import from_torch
 from ge_core.hardware import HardwareProfile, load_profile, profile_names
 from ge_core.ir import Graph, Node, TensorDesc
+from ge_core.kernels.jit import compiles as kernel_compiles
 from ge_core.offline.cache import CompileCache
 from ge_core.passes.infra.instruments import PassRecord
 from ge_core.passes.infra.pipeline import OptLevel
 from ge_core.runtime import ExecutionResult, Executor, execute, random_feeds
+from ge_core.runtime.process import tune_process
 from ge_core.session import STRATEGIES as DYNAMIC_STRATEGIES
 from ge_core.session import STRATEGY_TITLES as DYNAMIC_STRATEGY_TITLES
 from ge_core.session import DynamicAxis, Playback, RunRecord, Session, SessionOptions, request_sizes
@@ -69,6 +72,7 @@ __all__ = [
     "execute",
     "from_torch",
     "import_onnx",
+    "kernel_compiles",
     "load_compiled",
     "load_onnx",
     "load_profile",
@@ -83,6 +87,7 @@ __all__ = [
     "sweep",
     "torch_backend",
     "torch_stats",
+    "tune_process",
 ]
 
 

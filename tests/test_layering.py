@@ -23,9 +23,10 @@ REPO = Path(__file__).resolve().parents[1]
 
 # DESIGN.md's order, lowest first. Units in one layer may import each other (never in a cycle).
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("errors", "version", "openblas_env"),  # openblas_env: sets an environment variable, imports nothing of ours
+    ("errors", "version"),
     ("ir",),
-    ("ops",),
+    ("ops",),  # every op's facts and reference kernel (numpy only)
+    ("kernels",),  # optional compiled fast paths, registered by op type (numba)
     ("frontend",),
     ("runtime",),  # the interpreter, executors and the ONNX backend: below the passes that run graphs
     ("hardware", "memory"),

@@ -5,6 +5,8 @@ This package imports streamlit; `ge_core` never does. Helpers here hold widgets 
 anything computed (DOT text, tables, formats) comes from `ge_core`.
 """
 
-# First, before anything here loads numpy: importing ge_core sets OpenBLAS's thread policy, which OpenBLAS reads
-# only when numpy loads it (ge_core/openblas_env.py; streamlit itself does not import numpy).
-import ge_core  # noqa: F401
+import ge_core
+
+# The app's process settings (ge_core/runtime/process.py): freed activation buffers kept for the next run, small
+# BLAS products on one thread. ge_core itself never makes them on import.
+ge_core.tune_process()

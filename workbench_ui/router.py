@@ -20,8 +20,9 @@ import contextvars
 
 import streamlit as st
 
+import ge_core
 from workbench_ui.navigation import PAGES
-from workbench_ui.session import WorkbenchConfig, draw_sidebar
+from workbench_ui.session import ModelChoice, WorkbenchConfig, draw_sidebar, require_model
 
 # The sidebar drawn by the router in this run, for the page it runs. Not in st.session_state: a page that
 # stops (st.stop) stops the run at the next session-state access too, so a `finally` could not clear it.
@@ -33,10 +34,21 @@ def run_router() -> None:
     config = draw_sidebar()  # before the menu (see History above) and the page: its widgets live on every page
     page = st.navigation(menu())
     token = _THIS_RUN.set(config)
+    compiles = ge_core.kernel_compiles()
     try:
         page.run()
     finally:
         _THIS_RUN.reset(token)
+    _say_kernel_compiles(ge_core.kernel_compiles() - compiles)
+
+
+def _say_kernel_compiles(count: int) -> None:
+    """When this page's work compiled fast CPU kernels (none after the install's `python -m ge_core warmup`):
+    why it took longer, once, and how to avoid it."""
+    if count:
+        st.toast(f"This page compiled {count} CPU kernel signatures for this machine on first use; later pages "
+                 "load them from numba's cache. `python3 -m ge_core warmup` compiles them ahead.",
+                 icon=":material/memory:")
 
 
 def menu() -> list[st.Page]:
@@ -55,3 +67,12 @@ def sidebar_config() -> WorkbenchConfig:
     its own (`streamlit run app_pages/passes.py`) draws it itself."""
     drawn = _THIS_RUN.get()
     return drawn if drawn is not None else draw_sidebar()
+
+
+def page_start(title: str, intro: str) -> tuple[WorkbenchConfig, ModelChoice]:
+    """A page's first lines: the sidebar's choices, the title, the learner's "What am I looking at?", and the
+    picked model (while there is none, the page says how to get one and stops)."""
+    config = sidebar_config()
+    st.title(title)
+    st.markdown(intro)
+    return config, require_model(config)

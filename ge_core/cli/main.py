@@ -15,7 +15,9 @@ from ge_core.cli.options import add_tables_option, compile_options, model_option
 from ge_core.cli.profile import add_profile_verb, add_run_backend_option
 from ge_core.cli.sweep import add_sweep_verb
 from ge_core.cli.verbs import cmd_compile, cmd_inspect
+from ge_core.cli.warmup import add_warmup_verb
 from ge_core.errors import GEError
+from ge_core.runtime.process import tune_process
 
 EXIT_INTERNAL = 1
 
@@ -23,6 +25,7 @@ EXIT_INTERNAL = 1
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
+    tune_process()  # the CLI's own runs: freed buffers kept, small BLAS products on one thread (process.py)
     try:
         return int(args.func(args))
     except GEError as err:
@@ -78,6 +81,7 @@ def _parser() -> argparse.ArgumentParser:
     for name, verb in (("run", run), ("compile", comp), ("profile", verbs.choices["profile"])):
         add_dynamic_options(verb, name)  # -1 / LOW~HIGH dims and gears go through ge_core.Session
     add_sweep_verb(verbs)
+    add_warmup_verb(verbs)
     return parser
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ from ge_core.compiler import CompiledModel
 from ge_core.debugging.dump import write_dumps
 from ge_core.errors import printable
 from ge_core.frontend.summary import summarize
+from ge_core.kernels import jit
 from ge_core.ops import REGISTRY
 from ge_core.passes.npu.report import lowering_line
 from ge_core.runtime import random_feeds
@@ -42,7 +44,9 @@ def cmd_inspect(args: argparse.Namespace) -> int:
 def cmd_run(args: argparse.Namespace) -> int:
     compiled = compiled_from_args(args, default_opt_level=RUN_OPT_LEVEL)
     feeds = read_npz(args.inputs) if args.inputs else random_feeds(compiled.input_graph, args.seed)
+    compiles, start = jit.compiles(), time.perf_counter()
     result = compiled.runner.run(feeds)
+    say_kernel_compiles(jit.compiles() - compiles, time.perf_counter() - start)
     print_outputs(result.outputs, args.outputs)
     total = sum(t.seconds for t in result.timings)
     print(f"{len(result.timings)} nodes ({compiled.plan.kernels} kernels, {compiled.config.opt_level}) in "
@@ -50,6 +54,15 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.timings:
         print(timing_table(result.timings))
     return 0
+
+
+def say_kernel_compiles(count: int, seconds: float) -> None:
+    """On stderr, when a run compiled fast CPU kernels (numba's cache did not have them): what it cost, and
+    that `warmup` does it ahead."""
+    if count:
+        print(f"note: this run compiled {count} CPU kernel signatures for this machine first ({seconds:.1f} s in "
+              f"all); later runs load them from numba's cache. `python -m ge_core warmup` compiles them ahead.",
+              file=sys.stderr)
 
 
 def print_outputs(outputs: dict[str, np.ndarray], path: str | None) -> None:

@@ -2,12 +2,13 @@
 
 One TorchStats per process, read with `ge_core.torch_stats()`: the seed's "the first call is slow, later
 calls are fast" and "a new shape recompiles" as numbers. Graph breaks and guard failures are Dynamo's own
-words (torch._dynamo.utils.counters["graph_break"] and guard_failures), read as they grow.
+words (torch._dynamo.utils.counters["graph_break"] and guard_failures), read as they grow. torch_stats lives
+in the package's __init__: it reads Dynamo's news first, through dynamo_events.py, which imports torch and
+builds on this module.
 """
 
 from __future__ import annotations
 
-import sys
 import threading
 from dataclasses import dataclass, field
 
@@ -69,14 +70,9 @@ def current_stats() -> TorchStats:
     return _STATS
 
 
-def torch_stats(reset: bool = False) -> TorchStats:
-    """What the torch.compile backend has done so far in this process (Dynamo's news read first: a frame
-    it ran eagerly never calls the backend); `reset=True` starts over."""
+def take_stats(reset: bool) -> TorchStats:
+    """The stats so far; with `reset`, later ones go to a fresh TorchStats."""
     global _STATS
-    if "torch._dynamo" in sys.modules:  # else nothing was compiled, and torch stays unimported
-        from ge_core.dynamo.dynamo_events import EVENTS, merge
-
-        merge(EVENTS.read(), _STATS)
     with LOCK:
         current = _STATS
         if reset:

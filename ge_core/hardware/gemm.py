@@ -1,15 +1,14 @@
-"""The matrix-multiply view of a cube op: every Conv, ConvTranspose, MatMul and Gemm runs on the cube as
-C[batch, M, N] = A[batch, M, K] @ B[batch, K, N] in 16x16x16 fractal blocks.
+"""The bytes and cube blocks of a cube op's matrix product C[batch, M, N] = A[batch, M, K] @ B[batch, K, N].
 
-- MatMul/Gemm: M and N from the output, K the contracted dim, batch the broadcast leading dims.
-- Conv (implicit GEMM, as the Ascend Conv2D kernel's img2col): M = N*Ho*Wo output pixels, K = Cin/group *
-  kernel taps, N = Cout/group, batch = groups. The feature map goes to L1 as it is; MTE1's load3d expands
-  it into im2col rows on the way to L0A, so L1->L0A moves M*K elements while MTE2 moved only the fmap.
+Each op's matrix view (M, K, N, batch, which inputs hold A and B) is its OpDef's fact (ops/matrix_view.py:
+MatMul, Gemm, Conv, ConvTranspose, their quantized forms, DeformConv, Einsum when it is a batched matmul,
+Attention's Q @ K^T). Here the hardware's side of it:
+
+- A convolution's feature map goes to L1 as it is; MTE1's load3d expands it into im2col rows on the way to
+  L0A, so L1->L0A moves M*K elements while MTE2 moved only the fmap (a_bytes is the fmap).
 - Grouped convs with fewer than 16 channels per group (depthwise) pack 16 // channels groups onto one
   block diagonal, as the cube cannot use a narrower block: a depthwise 3x3 costs ceil(M/16) * 9 fractal
   steps per 16 channels, 1/16 of them useful work.
-- ConvTranspose: the cube runs it as a Conv over the stride-dilated input (Conv2DBackpropInput), so the
-  GEMM is that of a Conv over the output: M = N*prod(out), K = Cin/group * taps, N = Cout/group.
 
 Shapes are logical (a TensorDesc's shape always is; its format says how the NPU lays it out); byte
 counts are physical: the device bytes of the format, with NC1HWC0's channels padded to 16.
@@ -17,13 +16,13 @@ counts are physical: the device bytes of the format, with NC1HWC0's channels pad
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
-from ge_core.hardware.sizes import shape_numel, stored_bytes
+from ge_core.hardware.sizes import stored_bytes
 from ge_core.ir.graph import Graph
 from ge_core.ir.node import Node
-from ge_core.ir.tensor import TensorDesc
+from ge_core.ops import REGISTRY
+from ge_core.ops.matrix_view import GemmKind, MatrixView
 
 FRACTAL = 16
 
@@ -55,45 +54,26 @@ class Gemm:
 
 
 def gemm_of(node: Node, graph: Graph) -> Gemm | None:
-    """The GEMM a cube op runs, or None (not a cube op, or an unknown dim). Each cube op maps its own
-    operand layout to M, K and N, so the dispatch below is by op type (per-op arithmetic, not an op set)."""
+    """The GEMM a cube op runs (its OpDef's matrix view, with bytes and conv groups packed), or None: not a
+    matrix product, or an unknown dim."""
+    op = REGISTRY.get(node.op_type, node.domain)
+    if op is None or op.gemm is None:
+        return None
     descs = graph.input_descs(node)
-    outs = graph.output_descs(node)
-    if len(descs) < 2 or descs[0] is None or descs[1] is None or not outs:
+    view = op.gemm(node, descs, graph.output_descs(node))
+    if view is None:
         return None
-    a, b, y = descs[0], descs[1], outs[0]
-    if shape_numel(a.shape) is None or shape_numel(b.shape) is None or shape_numel(y.shape) is None:
+    a, b = descs[view.a], descs[view.b]
+    if a is None or b is None:
         return None
-    if node.op_type == "MatMul":
-        return _matmul(a, b, y)
-    if node.op_type == "Gemm":
-        k = a.shape[0 if node.attr("transA", 0) else 1]
-        m, n = y.shape
-        return Gemm("matmul", 1, m, k, n, stored_bytes(a), stored_bytes(b))
-    if node.op_type in ("Conv", "ConvTranspose"):
-        return _conv(node, a, b, y)
-    return None
+    if view.kind == GemmKind.CONV and view.batch > 1:
+        return _packed_conv(view, stored_bytes(a), stored_bytes(b))
+    return Gemm(view.kind.value, view.batch, view.m, view.k, view.n, stored_bytes(a), stored_bytes(b),
+                a_shared=view.a_shared, b_shared=view.b_shared)
 
 
-def _matmul(a: TensorDesc, b: TensorDesc, y: TensorDesc) -> Gemm:
-    sa, sy = a.shape, y.shape
-    k = sa[-1]
-    m = sa[-2] if len(sa) >= 2 else 1
-    n = b.shape[-1] if b.rank >= 2 else 1
-    batch = max(math.prod(sy) // max(m * n, 1), 1)
-    return Gemm("matmul", batch, m, k, n, stored_bytes(a), stored_bytes(b),
-                a_shared=batch > 1 and a.rank <= 2, b_shared=batch > 1 and b.rank <= 2)
-
-
-def _conv(node: Node, x: TensorDesc, w: TensorDesc, y: TensorDesc) -> Gemm:
-    group = int(node.attr("group", 1))
-    sw, sy = w.shape, y.shape
-    taps = math.prod(sw[2:])
-    if node.op_type == "Conv":
-        cin_g, cout_g = sw[1], sw[0] // group
-    else:  # ConvTranspose weights are (Cin, Cout/group, k...)
-        cin_g, cout_g = sw[0] // group, sw[1]
-    pack = min(group, max(1, FRACTAL // max(cin_g, cout_g))) if group > 1 else 1
-    m = sy[0] * math.prod(sy[2:])
-    return Gemm("conv", -(-group // pack), m, cin_g * taps * pack, cout_g * pack, stored_bytes(x), stored_bytes(w),
-                pack)
+def _packed_conv(view: MatrixView, a_bytes: int, b_bytes: int) -> Gemm:
+    """A grouped conv with its narrow groups packed onto one block diagonal (16 // channels per block)."""
+    group, cin_g, cout_g = view.batch, view.k // view.taps, view.n
+    pack = min(group, max(1, FRACTAL // max(cin_g, cout_g)))
+    return Gemm("conv", -(-group // pack), view.m, view.k * pack, view.n * pack, a_bytes, b_bytes, pack)

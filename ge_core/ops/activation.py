@@ -13,7 +13,6 @@ import numpy as np
 
 from ge_core.ir.node import Node
 from ge_core.ir.tensor import TensorDesc
-from ge_core.ops import activation_jit
 from ge_core.ops.common import (
     broadcast,
     elementwise_cost,
@@ -79,8 +78,6 @@ def _sigmoid(x: np.ndarray) -> np.ndarray:
     the rest: 1.3 ms on a 320x320 map), and where exp(-x) would overflow (x below -80, or -700 in float64)
     sigmoid(x) is exp(x) to the last bit, so those few elements take that. Narrower floats keep the form in
     which exp only ever sees -|x|."""
-    if activation_jit.takes(x, activation_jit.sigmoid32):  # one compiled pass (activation_jit.py)
-        return activation_jit.sigmoid(x)
     if x.dtype in (np.float32, np.float64):
         y = np.negative(x)
         low = -80.0 if x.dtype == np.float32 else -700.0
@@ -106,8 +103,6 @@ def _gelu(node: Node, x: np.ndarray) -> np.ndarray:
     if node.attr("approximate", "none") == "tanh":
         inner = math.sqrt(2.0 / math.pi) * (x + 0.044715 * x * x * x)
         return 0.5 * x * (1.0 + np.tanh(inner))
-    if activation_jit.takes(x, activation_jit.gelu_erf32):  # one compiled pass (activation_jit.py)
-        return activation_jit.gelu(x)
     if x.dtype == np.float32:  # 1 + erf(u) = erfc(-u) in float32 (erf32.py): 20x faster, no cancellation
         return np.float32(0.5) * x * erfc_float32(x * np.float32(-1.0 / math.sqrt(2.0)))
     return 0.5 * x * (1.0 + erf(x / math.sqrt(2.0)))

@@ -19,7 +19,7 @@ import numpy as np
 
 from ge_core.ir.node import Node
 from ge_core.ir.tensor import TensorDesc
-from ge_core.ops.attention_cost import attention_body, attention_cost, flex_body, flex_cost
+from ge_core.ops.attention_cost import attention_body, attention_cost, attention_gemm, flex_body, flex_cost, flex_gemm
 from ge_core.ops.attention_geometry import check_attrs, check_mask, flex_geometry, geometry
 from ge_core.ops.attention_kernel import attention_kernel, flex_dtype, flex_kernel, flex_run
 from ge_core.ops.common import UNK, make_desc, operand, shape_error
@@ -68,10 +68,10 @@ def _infer_flex_mods(node: Node, operands: list[Operand | None], infer_subgraph:
 OPS: list[OpDef] = [
     # softmax(Q K^T * scale + softcap/mask/causal/window bias) V, with GQA, KV cache and 3-D or 4-D inputs
     OpDef("Attention", Category.CUBE, _infer_attention, attention_kernel, attention_cost,
-          kernel_body=attention_body, doc="scaled dot-product attention"),
+          kernel_body=attention_body, gemm=attention_gemm, doc="scaled dot-product attention"),
     # softmax(score_mod(Q K^T * scale)), prob_mod applied, times V; rank 4, GQA. The modifiers are subgraphs
     # the interpreter runs (run_subgraphs); without them it is a plain kernel
     OpDef("FlexAttention", Category.CUBE, _infer_flex, flex_kernel, flex_cost, domain="ai.onnx.preview",
-          kernel_body=flex_body, infer_subgraphs=_infer_flex_mods, run_subgraphs=flex_run,
+          kernel_body=flex_body, gemm=flex_gemm, infer_subgraphs=_infer_flex_mods, run_subgraphs=flex_run,
           doc="attention with score/probability modifier subgraphs"),
 ]

@@ -1,4 +1,4 @@
-"""What Attention and FlexAttention cost, and the kernel body the simulator prices them by.
+"""What Attention and FlexAttention cost, their matrix view, and the kernel body the simulator prices them by.
 
 FLOPs: the two matrix products, 2 * q_heads * q_len * total * (head + v_head) per batch, plus per score
 the vector work between them: the scale (1), the softcap (3: divide, tanh, multiply), the bias add (1)
@@ -11,7 +11,7 @@ cube, Mul/Add/Tanh/Softmax on the vector unit, MatMul(P, V) on the cube, plus th
 present cache; FlexAttention's modifier subgraphs are nested kernels on the scores. Query heads sharing
 a key/value head are stacked into one (group * q_len)-row matrix, as a GQA kernel loads each K and V
 once per group. Its inputs are logical views of the op's (K as the cube reads it, transposed on load); it
-is never run, the op's own kernel is.
+is never run, the op's own kernel is. Their matrix view (OpDef.gemm) is that body's first product, Q @ K^T.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from ge_core.ir.node import Node
 from ge_core.ir.tensor import TensorDesc
 from ge_core.ops.attention_geometry import Geometry, flex_geometry, geometry
 from ge_core.ops.common import io_bytes, make_desc
+from ge_core.ops.matrix_view import GemmKind, MatrixView
 from ge_core.ops.registry import Cost, Operand
 
 SOFTMAX_FLOPS = 5  # per score: Softmax's cost (max, subtract, exp, sum, divide)
@@ -62,6 +63,23 @@ def attention_cost(node: Node, inputs: list[TensorDesc | None], outputs: list[Te
 def flex_cost(node: Node, inputs: list[TensorDesc | None], outputs: list[TensorDesc]) -> Cost:
     g = flex_geometry(node, _operands(inputs))
     return Cost(score_flops(g, masked=False, softcap=False), *io_bytes(inputs, outputs))
+
+
+def attention_gemm(node: Node, inputs: list[TensorDesc | None], outputs: list[TensorDesc]) -> MatrixView | None:
+    """Q @ K^T, the first of Attention's two products, as its kernel body computes it (query heads sharing a
+    key/value head stacked into one matrix); None while a dim is unknown."""
+    return _scores_view(geometry(node, _operands(inputs)))
+
+
+def flex_gemm(node: Node, inputs: list[TensorDesc | None], outputs: list[TensorDesc]) -> MatrixView | None:
+    """FlexAttention's Q @ K^T, as Attention's."""
+    return _scores_view(flex_geometry(node, _operands(inputs)))
+
+
+def _scores_view(g: Geometry) -> MatrixView | None:
+    if min(g.batch, g.kv_heads, g.group, g.q_len, g.total, g.head) < 0:
+        return None
+    return MatrixView(GemmKind.MATMUL, g.batch * g.kv_heads, g.group * g.q_len, g.head, g.total)
 
 
 def attention_body(node: Node, inputs: list[TensorDesc | None], outputs: list[TensorDesc]) -> Graph | None:

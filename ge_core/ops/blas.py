@@ -8,8 +8,10 @@ free). `OPENBLAS_NUM_THREADS` fixes the count before numpy loads; `set_blas_thre
 (bench/bench_executor.py --blas-threads uses it); numpy's default is one thread per core.
 
 A small GEMM is faster on one thread: waking OpenBLAS's sleeping threads costs 30-180 us on this virtual
-machine, more than a product under ~12 MFLOP takes alone. So `matmul` runs those on one thread and larger
-ones on the configured count (in-process A/B over the benchmark's nine models, against two threads for
+machine, more than a product under ~12 MFLOP takes alone. So, once `adapt_threads(True)` is called
+(`ge_core.tune_process()` does, for the CLI, the app and the benchmarks: the count is process-wide, so a
+library never changes it on its own), `matmul` runs those on one thread and larger ones on the configured
+count (in-process A/B over the benchmark's nine models, against two threads for
 all: BERT and the CRNN 8-9% faster, the CNNs within noise; 12 MFLOP against 32 MFLOP: the CNNs 2-5%
 faster, the small models even; against 6 MFLOP: even or 1-4% faster). Only numpy's bundled scipy-openblas
 is driven; with another BLAS the functions report None and do nothing, and `matmul` is np.matmul.
@@ -78,6 +80,17 @@ def set_blas_threads(threads: int) -> int | None:
 SMALL_GEMM_FLOPS = 12e6  # products below this run on one thread (see the module's docstring)
 _configured = [0]  # the thread count for large products: numpy's own until set_blas_threads (0: not read yet)
 _current = [0]  # the count last set here (0: unknown)
+_adapt = [False]  # small products on one thread (adapt_threads)
+
+
+def adapt_threads(on: bool) -> bool:
+    """From now on, run small products on one BLAS thread (on) or leave numpy's count alone (off, the default);
+    returns whether it can (numpy's bundled OpenBLAS)."""
+    found = _openblas()
+    _adapt[0] = on
+    if not on and found is not None and _configured[0] and _current[0] != _configured[0]:
+        _set(found, _configured[0])  # back to the count products ran on before
+    return found is not None
 
 
 def _set(found: tuple[ctypes.CDLL, str, str, str], threads: int) -> None:
@@ -86,10 +99,10 @@ def _set(found: tuple[ctypes.CDLL, str, str, str], threads: int) -> None:
 
 
 def matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """np.matmul(a, b), on one BLAS thread when the product is small. The count is process-wide: two
-    sessions computing at once may run a product on the other's count, which changes its speed, not its
-    result."""
-    found = _openblas()
+    """np.matmul(a, b); with `adapt_threads(True)`, on one BLAS thread when the product is small. The count is
+    process-wide: two sessions computing at once may run a product on the other's count, which changes its
+    speed, not its result."""
+    found = _openblas() if _adapt[0] else None
     if found is not None and a.ndim >= 1 and b.ndim >= 1:
         if not _configured[0]:
             _configured[0] = blas_threads() or 1

@@ -1,19 +1,17 @@
-"""Convolutions: Conv and ConvTranspose over 1-D/2-D/3-D inputs (N x C x D1 ... Dn), with groups.
-
-float32 Conv with a kernel larger than 1x1 runs as an implicit GEMM on the input's phase planes, with its
-epilogue fused (conv_direct_jit.py, conv_pixels_jit.py: no column buffer). 1x1 convs, other dtypes and runs
-without numba take the paths below.
+"""Convolutions: Conv and ConvTranspose over 1-D/2-D/3-D inputs (N x C x D1 ... Dn), with groups. These are the
+reference kernels, numpy and numpy's BLAS only; faster compiled paths for common cases (depthwise convs, a
+compiled im2col, the 2x2/2 ConvTranspose, a fused epilogue) are registered by ge_core/kernels/conv.py and
+taken by the interpreter where they apply.
 
 Conv runs as im2col + one batched BLAS matmul over all groups: kernel taps are copied from strided views
 of the padded input into a column buffer (N, C, k1..kn, out1..outn), which reshapes without a copy to
 (N, group, C/group * K, L) for the matmul. The buffer is built a slab of output rows at a time when it
-would exceed IM2COL_BUDGET_BYTES. Depthwise convs (one input channel per group) skip the grouped im2col:
-1-D/2-D ones run a compiled channels-last loop (conv_depthwise_jit.py, numba), others (or without numba)
-contiguous-row columns and a per-channel matmul (conv_depthwise.py) or the K shifted views. 2-D stride-1
-convs with few output channels run one GEMM over all taps and K slice-adds instead of im2col
-(conv_taps.py). A 2-D im2col is a compiled, threaded loop that writes the padding as zeros
-(conv_im2col_jit.py); the numpy one pads a copy first. ConvTranspose is the adjoint: a matmul gives every
-(output channel, tap, input pixel) contribution, and a loop over taps scatters them with strided adds.
+would exceed IM2COL_BUDGET_BYTES. 1x1 stride-1 convs are one GEMM on the input as it is. Depthwise convs
+(one input channel per group) skip the grouped im2col: 1-D/2-D ones take contiguous-row columns and a
+per-channel matmul (conv_depthwise.py), others the K shifted views. 2-D stride-1 convs with few output
+channels run one GEMM over all taps and K slice-adds instead of im2col (conv_taps.py). ConvTranspose is the
+adjoint: a matmul gives every (output channel, tap, input pixel) contribution, and a loop over taps scatters
+them with strided adds.
 """
 
 from __future__ import annotations
@@ -25,7 +23,7 @@ import numpy as np
 
 from ge_core.ir.node import Node
 from ge_core.ir.tensor import TensorDesc
-from ge_core.ops import blas, conv_depthwise_jit, conv_direct_jit, conv_im2col_jit, conv_transpose_jit, epilogue
+from ge_core.ops import blas
 from ge_core.ops.common import (
     UNK,
     io_bytes,
@@ -38,8 +36,8 @@ from ge_core.ops.common import (
 )
 from ge_core.ops.conv_depthwise import depthwise2d_or_1d
 from ge_core.ops.conv_taps import tap_gemm_conv, use_tap_gemm
-from ge_core.ops.epilogue import Epilogue
 from ge_core.ops.kernel_memo import memoized
+from ge_core.ops.matrix_view import conv_view
 from ge_core.ops.registry import Category, Cost, NpuLayout, OpDef, Operand
 from ge_core.ops.spatial import (
     Window,
@@ -56,7 +54,6 @@ from ge_core.ops.spatial import (
 
 FLOAT_TYPES = ("float16", "float32", "float64", "bfloat16")
 IM2COL_BUDGET_BYTES = 256 << 20  # larger column buffers are built a slab of output rows at a time
-NO_EPILOGUE = Epilogue()  # the bias alone
 
 
 def compute_dtype(dtype: np.dtype) -> np.dtype:
@@ -139,56 +136,19 @@ def _infer_conv(node: Node, operands: list[Operand | None]) -> list[TensorDesc]:
     return [make_desc((x.shape[0], w.shape[0], *spatial), x.dtype)]
 
 
+def conv_geometry(node: Node, inputs: list[np.ndarray | None]) -> tuple[Window, int]:
+    """A Conv's window and group for concrete inputs, checked as inference checks them (memoized per
+    attributes and shapes: the fast paths in ge_core/kernels ask too)."""
+    win, group = memoized(node, inputs, lambda: _conv_geometry(node, operands_of(inputs)))
+    assert win is not None  # concrete inputs: the kernel is known
+    return win, group
+
+
 def _conv(node: Node, inputs: list[np.ndarray | None]) -> list[np.ndarray]:
     x, w, b = inputs[0], inputs[1], (inputs[2] if len(inputs) > 2 else None)
     assert x is not None and w is not None
-    win, group = memoized(node, inputs, lambda: _conv_geometry(node, operands_of(inputs)))
-    assert win is not None
-    if conv_depthwise_jit.supports(x, w, group):  # same_dtype checked B against X at inference
-        return [conv_depthwise_jit.depthwise(x, w, b, win)]  # the bias is the accumulators' start
-    if conv_direct_jit.supports(x, w, group, win):
-        return [conv_direct_jit.conv(x, w, group, win, b)]
+    win, group = conv_geometry(node, inputs)
     return [_with_bias(conv_forward, x, w, b, group, win)]
-
-
-def conv_with_epilogue(node: Node, inputs: list[np.ndarray | None], residual: np.ndarray | None,
-                       bias: np.ndarray | None, ending: Epilogue) -> np.ndarray | None:
-    """A Conv node's result with `bias` (or its own B), `residual` and an activation applied in the same
-    compiled pass (epilogue.py): what a fused Conv + Add + activation body computes, or None when that pass
-    cannot run (float16/bfloat16, numba off): then the caller runs the body op by op."""
-    x, w = inputs[0], inputs[1]
-    own_bias = inputs[2] if len(inputs) > 2 else None
-    assert x is not None and w is not None
-    if not epilogue.runs_on(x.dtype) or (own_bias is not None and bias is not None):
-        return None
-    win, group = memoized(node, inputs, lambda: _conv_geometry(node, operands_of(inputs)))
-    assert win is not None
-    if conv_depthwise_jit.supports(x, w, group):  # its own bias starts the accumulators, as in _conv
-        y, bias = conv_depthwise_jit.depthwise(x, w, own_bias, win), bias
-    elif conv_direct_jit.supports(x, w, group, win):  # the epilogue applied as it writes its output
-        return conv_direct_jit.conv(x, w, group, win, bias if bias is not None else own_bias, residual, ending)
-    else:
-        y, bias = conv_forward(x, w, group, win), (bias if bias is not None else own_bias)
-    epilogue.apply(y, bias, residual, ending)  # y is a fresh array of x's dtype
-    return y
-
-
-def conv_transpose_with_epilogue(node: Node, inputs: list[np.ndarray | None], residual: np.ndarray | None,
-                                 bias: np.ndarray | None, ending: Epilogue) -> np.ndarray | None:
-    """conv_with_epilogue's counterpart for a ConvTranspose node (the upsampling heads of U-Net and DB text
-    detectors: ConvTranspose + bias + Relu)."""
-    x, w = inputs[0], inputs[1]
-    own_bias = inputs[2] if len(inputs) > 2 else None
-    assert x is not None and w is not None
-    if not epilogue.runs_on(x.dtype) or (own_bias is not None and bias is not None):
-        return None
-    win, group, _ = memoized(node, inputs, lambda: _transpose_geometry(node, operands_of(inputs)))
-    assert win is not None
-    y = conv_transpose_forward(x, w, group, win)
-    if not (y.flags.c_contiguous and y.flags.writeable and y.dtype == x.dtype):
-        return None
-    epilogue.apply(y, bias if bias is not None else own_bias, residual, ending)
-    return y
 
 
 def _with_bias(forward: Callable[[np.ndarray, np.ndarray, int, Window], np.ndarray], x: np.ndarray,
@@ -196,9 +156,7 @@ def _with_bias(forward: Callable[[np.ndarray, np.ndarray, int, Window], np.ndarr
     """forward(x, w) in the compute dtype, plus the per-channel bias, back in x's dtype."""
     dt = compute_dtype(x.dtype)
     y = forward(x.astype(dt, copy=False), w.astype(dt, copy=False), group, win)
-    if b is not None and epilogue.runs_on(y.dtype) and y.flags.c_contiguous and y.flags.writeable:
-        epilogue.apply(y, b, None, NO_EPILOGUE)  # one compiled pass, numpy's sums (epilogue.py)
-    elif b is not None:
+    if b is not None:
         y += b.astype(dt, copy=False).reshape((-1,) + (1,) * len(win.out))
     return y.astype(x.dtype, copy=False)
 
@@ -206,21 +164,14 @@ def _with_bias(forward: Callable[[np.ndarray, np.ndarray, int, Window], np.ndarr
 def conv_forward(x: np.ndarray, w: np.ndarray, group: int, win: Window) -> np.ndarray:
     """y = conv(x, w) for one resolved window; x and w already in the compute dtype."""
     if w.shape[1] == 1 and group > 1:
-        if conv_depthwise_jit.supports(x, w, group):  # compiled, channels-last (conv_depthwise_jit.py)
-            return conv_depthwise_jit.depthwise(x, w, None, win)
         if x.ndim in (3, 4):  # 1-D and 2-D: contiguous-row taps (conv_depthwise.py)
             return depthwise2d_or_1d(pad_input(x, win, 0), w, group, win)
         return _depthwise(pad_input(x, win, 0), w, group, win)
-    if conv_direct_jit.supports(x, w, group, win):  # no column buffer (conv_direct_jit.py)
-        return conv_direct_jit.conv(x, w, group, win)
     if all(k == 1 for k in win.kernel) and all(s == 1 for s in win.strides) and \
             not any(win.pads_begin) and not any(win.pads_end):
-        return _gemm(x.reshape(x.shape[0], group, -1, math.prod(x.shape[2:])), w, group, win.out)
+        return gemm(x.reshape(x.shape[0], group, -1, math.prod(x.shape[2:])), w, group, win.out)
     if use_tap_gemm(x, w, group, win):  # few output channels: no column buffer (conv_taps.py)
         return tap_gemm_conv(pad_input(x, win, 0), w, win)
-    if conv_im2col_jit.supports(x) and _column_bytes(x, win) <= IM2COL_BUDGET_BYTES:  # compiled, threaded
-        cols = conv_im2col_jit.im2col(x, win)
-        return _gemm(cols.reshape(x.shape[0], group, -1, math.prod(win.out)), w, group, win.out)
     xp = pad_input(x, win, 0)
     row_bytes = xp.shape[0] * xp.shape[1] * math.prod(win.kernel) * math.prod(win.out[1:]) * xp.itemsize
     rows = max(1, IM2COL_BUDGET_BYTES // max(row_bytes, 1))
@@ -236,7 +187,8 @@ def conv_forward(x: np.ndarray, w: np.ndarray, group: int, win: Window) -> np.nd
     return y
 
 
-def _column_bytes(x: np.ndarray, win: Window) -> int:
+def column_bytes(x: np.ndarray, win: Window) -> int:
+    """The bytes of x's whole im2col buffer for `win`."""
     return x.shape[0] * x.shape[1] * math.prod(win.kernel) * math.prod(win.out) * x.itemsize
 
 
@@ -246,10 +198,10 @@ def _im2col_conv(xp: np.ndarray, w: np.ndarray, group: int, win: Window) -> np.n
     cols = np.empty((n, c, *win.kernel, *win.out), dtype=xp.dtype)
     for offset in win.positions():
         cols[(slice(None), slice(None), *offset)] = xp[win.taps(offset)]  # type: ignore[index]
-    return _gemm(cols.reshape(n, group, -1, math.prod(win.out)), w, group, win.out)
+    return gemm(cols.reshape(n, group, -1, math.prod(win.out)), w, group, win.out)
 
 
-def _gemm(cols: np.ndarray, w: np.ndarray, group: int, out: tuple[int, ...]) -> np.ndarray:
+def gemm(cols: np.ndarray, w: np.ndarray, group: int, out: tuple[int, ...]) -> np.ndarray:
     """(group, Cout/g, Cin/g*K) @ (N, group, Cin/g*K, L) -> (N, Cout, *out)."""
     wmat = w.reshape(group, w.shape[0] // group, -1)
     y = blas.matmul(wmat, cols)
@@ -353,15 +305,19 @@ def _infer_conv_transpose(node: Node, operands: list[Operand | None]) -> list[Te
 def _conv_transpose(node: Node, inputs: list[np.ndarray | None]) -> list[np.ndarray]:
     x, w, b = inputs[0], inputs[1], (inputs[2] if len(inputs) > 2 else None)
     assert x is not None and w is not None
+    win, group = transpose_geometry(node, inputs)
+    return [_with_bias(conv_transpose_forward, x, w, b, group, win)]
+
+
+def transpose_geometry(node: Node, inputs: list[np.ndarray | None]) -> tuple[Window, int]:
+    """A ConvTranspose's window (pads resolved, out = output dims) and group for concrete inputs (memoized)."""
     win, group, _ = memoized(node, inputs, lambda: _transpose_geometry(node, operands_of(inputs)))
     assert win is not None
-    return [_with_bias(conv_transpose_forward, x, w, b, group, win)]
+    return win, group
 
 
 def conv_transpose_forward(x: np.ndarray, w: np.ndarray, group: int, win: Window) -> np.ndarray:
     """Every input pixel scatters W^T x into the taps it feeds; pads crop the full result."""
-    if conv_transpose_jit.supports(x, group, win):  # taps that never overlap: one interleave
-        return conv_transpose_jit.conv_transpose(x, w, group, win)
     n, cin, in_sp = x.shape[0], x.shape[1], x.shape[2:]
     cout = w.shape[1] * group
     wt = w.reshape(group, cin // group, -1).transpose(0, 2, 1)  # (g, Cout/g * K, Cin/g)
@@ -393,8 +349,9 @@ def _conv_transpose_cost(node: Node, inputs: list[TensorDesc | None], outputs: l
 
 OPS: list[OpDef] = [
     # y = sum over (C/group) input channels and the kernel window of x * w, plus bias; 1-D/2-D/3-D
-    OpDef("Conv", Category.CUBE, _infer_conv, _conv, _conv_cost, npu_layout=NpuLayout.CUBE),
+    OpDef("Conv", Category.CUBE, _infer_conv, _conv, _conv_cost, npu_layout=NpuLayout.CUBE, channel_axis=1,
+          gemm=conv_view(0, 1)),
     # the adjoint of Conv (fractionally strided conv): every input pixel scatters x * w into the output
     OpDef("ConvTranspose", Category.CUBE, _infer_conv_transpose, _conv_transpose, _conv_transpose_cost,
-          npu_layout=NpuLayout.CUBE),
+          npu_layout=NpuLayout.CUBE, channel_axis=1, gemm=conv_view(0, 1, transposed=True)),
 ]

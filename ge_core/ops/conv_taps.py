@@ -6,8 +6,8 @@ copy costs more than the GEMM (11 MB written for 66 MFLOP at 48 x 80 x 80). Here
 (K*Cout, C) @ (C, Hp*Wp) gives every tap's contribution at every padded input position, and output (h, w)
 sums tap (i, j)'s row at position (h + i*dh, w + j*dw). With each padded image flattened, that position
 for all outputs is one contiguous slice, `Y[tap, :, i*dh*Wp + j*dw :][: H*Wp]`, so the K sums are K
-slice-adds of (Cout, H*Wp); the result is cropped from (H, Wp) to (H, W) once (with numba, one compiled pass
-does the K adds and the crop). One GEMM with M = K*Cout
+slice-adds of (Cout, H*Wp); the result is cropped from (H, Wp) to (H, W) once (a fast path in
+ge_core/kernels/conv_taps.py does the K adds and the crop in one compiled pass). One GEMM with M = K*Cout
 runs at BLAS speed where K GEMMs with M = Cout do not (measured 1.5-2x faster than one GEMM per tap at
 48 -> 12 and 128 -> 32), and it writes 2*K*Cout*Hp*Wp floats instead of K*C*H*W, so conv.py takes it when
 Cout <= C/2.
@@ -18,7 +18,6 @@ from __future__ import annotations
 import numpy as np
 
 from ge_core.ops import blas
-from ge_core.ops.jit import prange, threaded
 from ge_core.ops.spatial import Window
 
 
@@ -28,22 +27,26 @@ def use_tap_gemm(x: np.ndarray, w: np.ndarray, group: int, win: Window) -> bool:
         and len(win.kernel) == 2 and win.kernel != (1, 1)
 
 
+def tap_products(xp: np.ndarray, w: np.ndarray, win: Window) -> tuple[np.ndarray, np.ndarray]:
+    """Every tap's contribution at every padded input position, (N, K, Cout, Hp*Wp), and where each tap's
+    rows start in it (the flat offset i*dh*Wp + j*dw), for an already padded N x C x Hp x Wp input."""
+    n, c, hp, wp = xp.shape
+    cout, (dh, dw) = w.shape[0], win.dilations
+    kh, kw = win.kernel
+    every_tap = np.ascontiguousarray(w.transpose(2, 3, 0, 1)).reshape(kh * kw * cout, c)
+    per_tap = blas.matmul(every_tap, xp.reshape(n, c, hp * wp)).reshape(n, kh * kw, cout, hp * wp)
+    starts = np.array([i * dh * wp + j * dw for i, j in win.positions()], dtype=np.int64)
+    return per_tap, starts
+
+
 def tap_gemm_conv(xp: np.ndarray, w: np.ndarray, win: Window) -> np.ndarray:
     """conv(xp, w) for an already padded N x C x Hp x Wp input, stride 1, one group."""
-    n, c, hp, wp = xp.shape
-    cout, (oh, ow), (dh, dw) = w.shape[0], win.out, win.dilations
-    kh, kw = win.kernel
+    n, _, hp, wp = xp.shape
+    cout, (oh, ow) = w.shape[0], win.out
     size, length = hp * wp, oh * wp
-    every_tap = np.ascontiguousarray(w.transpose(2, 3, 0, 1)).reshape(kh * kw * cout, c)
-    per_tap = blas.matmul(every_tap, xp.reshape(n, c, size)).reshape(n, kh * kw, cout, size)
-    if tap_sum is not None:
-        y = np.empty((n, cout, oh, ow), dtype=xp.dtype)
-        starts = np.array([i * dh * wp + j * dw for i, j in win.positions()], dtype=np.int64)
-        tap_sum(per_tap, starts, wp, y, work=y.size * len(starts))
-        return y
+    per_tap, starts = tap_products(xp, w, win)
     y = np.empty((n, cout, length), dtype=xp.dtype)
-    for k, (i, j) in enumerate(win.positions()):
-        start = i * dh * wp + j * dw
+    for k, start in enumerate(starts.tolist()):
         end = min(size, start + length)  # the last taps' rows run past the image by up to kw - 1 columns
         part = per_tap[:, k, :, start:end]
         if k == 0:
@@ -52,26 +55,3 @@ def tap_gemm_conv(xp: np.ndarray, w: np.ndarray, win: Window) -> np.ndarray:
         else:
             y[:, :, :end - start] += part
     return np.ascontiguousarray(y.reshape(n, cout, oh, wp)[..., :ow])
-
-
-def _tap_sum(per_tap: np.ndarray, starts: np.ndarray, wp: int, y: np.ndarray) -> None:
-    """y[b, co, oy, ox] = sum over taps k, in order, of per_tap[b, k, co, starts[k] + oy * wp + ox]: the slice-adds
-    above in one pass, each output row summed while in cache and written once, cropped (the padded columns
-    past ow never computed). Indices are unsigned: no negative-index checks in the vectorised loop."""
-    n, taps, cout, _ = per_tap.shape
-    oh, ow = y.shape[2], y.shape[3]
-    for r in prange(n * cout * oh):  # output rows, split over threads
-        b, rest = r // (cout * oh), r % (cout * oh)
-        co, oy = rest // oh, rest % oh
-        base = np.uint64(oy * wp)
-        first = base + np.uint64(starts[0])
-        for ox in range(ow):
-            y[b, co, oy, np.uint64(ox)] = per_tap[b, 0, co, first + np.uint64(ox)]
-        for k in range(1, taps):
-            start = base + np.uint64(starts[k])
-            for ox in range(ow):
-                u = np.uint64(ox)
-                y[b, co, oy, u] += per_tap[b, k, co, start + u]
-
-
-tap_sum = threaded(_tap_sum, exact=True, min_work=1 << 19)  # threaded from 512k reads (~50 us serially)

@@ -18,6 +18,7 @@ from ge_core.ir.node import Node
 from ge_core.ir.tensor import TensorDesc
 from ge_core.ops.common import UNK, io_bytes, make_desc, operand, optional, require_inputs, shape_error
 from ge_core.ops.math import FLOATS, check_dtype
+from ge_core.ops.matrix_view import conv_view
 from ge_core.ops.registry import Category, Cost, OpDef, Operand
 from ge_core.ops.sampling import linear_taps, sample_zeros
 from ge_core.ops.spatial import explicit_pads, int_list, operands_of
@@ -234,7 +235,7 @@ def _roi_cost(node: Node, inputs: list[TensorDesc | None], outputs: list[TensorD
 OPS: list[OpDef] = [
     # convolution whose taps read X at offset (and masked) positions, sampled bilinearly
     OpDef("DeformConv", Category.CUBE, _infer_deform_conv, _deform_conv, _deform_conv_cost,
-          doc="deformable convolution"),
+          doc="deformable convolution", channel_axis=1, gemm=conv_view(0, 1)),
     # average (or max) of bilinear samples over each output bin of each region of interest
     OpDef("RoiAlign", Category.OPAQUE, _infer_roi_align, _roi_align, _roi_cost, doc="region of interest align"),
 ]

@@ -25,6 +25,7 @@ from ge_core.ir.limits import check_tensor_size
 from ge_core.ir.limits import max_tensor_bytes as default_max_tensor_bytes
 from ge_core.ir.node import Node
 from ge_core.ir.tensor import TensorDesc, known_dtype
+from ge_core.ops.evaluate import evaluate
 from ge_core.ops.registry import InferSubgraph, OpDef, Operand, OpRegistry
 
 SubgraphDescs = dict[int, tuple[Graph, dict[str, TensorDesc]]]
@@ -134,22 +135,11 @@ def _checked(node: Node, operands: list[Operand | None], outs: list[TensorDesc],
 
 def _propagate_values(node: Node, op: OpDef, operands: list[Operand | None], outs: list[TensorDesc],
                       values: dict[str, np.ndarray]) -> None:
-    if not op.foldable:
-        return
-    if op.value is not None:
-        computed = op.value(node, operands)
-    else:
-        if any(o is not None and o.value is None for o in operands):
-            return
-        if any(not d.is_static or (d.numel or 0) > MAX_VALUE_ELEMENTS for d in outs):
-            return
-        try:
-            computed = list(op.kernel(node, [o.value if o is not None else None for o in operands]))
-        except Exception:  # folding is an optimisation of inference; the executor reports real failures
-            return
-    for t, v in zip(node.outputs, computed, strict=False):
-        if t and v is not None and np.asarray(v).size <= MAX_VALUE_ELEMENTS:
-            values[t] = np.asarray(v)
+    """Keep the values of a small node computed from known values (a value for a static desc only)."""
+    computed = evaluate(node, op, operands, outs, MAX_VALUE_ELEMENTS)
+    for t, d, v in zip(node.outputs, outs, computed or (), strict=False):
+        if t and d.is_static:
+            values[t] = v
 
 
 class _Subgraphs:

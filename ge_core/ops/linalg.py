@@ -26,6 +26,7 @@ from ge_core.ops.common import (
     shape_error,
 )
 from ge_core.ops.math import FLOATS, MANY, NUMERIC, check_dtype
+from ge_core.ops.matrix_view import GemmKind, MatrixView
 from ge_core.ops.registry import Category, Cost, OpDef, Operand, VectorClass
 
 ELLIPSIS = "..."
@@ -150,6 +151,53 @@ def _einsum_cost(node: Node, inputs: list[TensorDesc | None], outputs: list[Tens
 
 
 # ---- Det ----------------------------------------------------------------------------------------------
+def _einsum_view(node: Node, inputs: list[TensorDesc | None], outputs: list[TensorDesc]) -> MatrixView | None:
+    """Einsum as a batched matmul when it is one: two operands whose every label is kept from both (batch),
+    kept from A only (M) or B only (N), or summed over both (K, at least one such label), a label's dims the
+    same in both. None for any other einsum (one operand or three, a trace or diagonal, a label summed within
+    one operand, a broadcast label, nothing summed): the cube runs no such product; it is priced as vector
+    work."""
+    descs = [d for d in inputs if d is not None]
+    if len(inputs) != 2 or len(descs) != 2 or not all(d.is_static for d in descs):
+        return None
+    try:
+        eq = parse_equation(str(node.attr("equation", "")), 2)
+    except ValueError:
+        return None
+    a, b = (_term_dims(term, d) for term, d in zip(eq.inputs, descs, strict=True))
+    if a is None or b is None or len(set(eq.output)) != len(eq.output):
+        return None
+    size = {"batch": 1, "m": 1, "k": 1, "n": 1}
+    contracted = False
+    for label in {*a, *b}:
+        shared, kept = label in a and label in b, label in eq.output
+        if shared and a[label] != b[label]:
+            return None
+        role = ("batch" if kept else "k") if shared else ("m" if label in a else "n") if kept else None
+        if role is None:
+            return None
+        size[role] *= math.prod((a if label in a else b)[label])
+        contracted = contracted or role == "k"
+    if not contracted:
+        return None  # an elementwise or outer product: nothing summed, vector work
+    return MatrixView(GemmKind.MATMUL, size["batch"], size["m"], size["k"], size["n"])
+
+
+def _term_dims(term: str, desc: TensorDesc) -> dict[str, tuple[int, ...]] | None:
+    """Each label's dims in one operand (the ellipsis '.' its several); None for a repeated label."""
+    fixed = term.replace(".", "")
+    n_ell = desc.rank - len(fixed)
+    if len(set(fixed)) != len(fixed) or n_ell < 0 or ("." not in term and n_ell):
+        return None
+    dims: dict[str, tuple[int, ...]] = {}
+    at = 0
+    for label in term:
+        width = n_ell if label == "." else 1
+        dims[label] = desc.shape[at:at + width]
+        at += width
+    return dims
+
+
 def _infer_det(node: Node, operands: list[Operand | None]) -> list[TensorDesc]:
     require_inputs(node, operands, 1, 1)
     x = operand(node, operands, 0).desc
@@ -181,7 +229,8 @@ def _det_cost(node: Node, inputs: list[TensorDesc | None], outputs: list[TensorD
 
 OPS: list[OpDef] = [
     # sum of products over the labels an equation contracts ("bij,bjk->bik" is a batched matmul)
-    OpDef("Einsum", Category.CUBE, _infer_einsum, _einsum, _einsum_cost, doc="Einstein summation"),
+    OpDef("Einsum", Category.CUBE, _infer_einsum, _einsum, _einsum_cost, doc="Einstein summation",
+          gemm=_einsum_view),
     # determinant of each square matrix in the last two dims
     OpDef("Det", Category.OPAQUE, _infer_det, _det, _det_cost, doc="determinant",
           vector_class=VectorClass.TRANSCENDENTAL),

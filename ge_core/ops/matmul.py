@@ -25,6 +25,7 @@ from ge_core.ops.common import (
     shape_error,
     widened,
 )
+from ge_core.ops.matrix_view import GemmKind, MatrixView, known, matmul_view
 from ge_core.ops.registry import Category, Cost, OpDef, Operand
 
 MATMUL_TYPES = ("float16", "float32", "float64", "bfloat16", "int32", "int64", "uint32", "uint64")
@@ -168,9 +169,19 @@ def _gemm_cost(node: Node, inputs: list[TensorDesc | None], outputs: list[Tensor
     return Cost(2 * _known(m, n, k) + epilogue, read, written)
 
 
+def _gemm_view(node: Node, inputs: list[TensorDesc | None], outputs: list[TensorDesc]) -> MatrixView | None:
+    """One product [M, K] @ [K, N], A and B as stored (transposed on load when transA/transB say so)."""
+    operands = known([*inputs, *outputs[:1]], 0, 1, len(inputs))
+    if operands is None:
+        return None
+    a, _, y = operands
+    m, n = y.shape
+    return MatrixView(GemmKind.MATMUL, 1, m, a.shape[0 if node.attr("transA", 0) else 1], n)
+
+
 OPS: list[OpDef] = [
     # matrix product with numpy semantics: 1-D operands promoted, batch dims broadcast
-    OpDef("MatMul", Category.CUBE, _infer_matmul, _matmul, _matmul_cost),
+    OpDef("MatMul", Category.CUBE, _infer_matmul, _matmul, _matmul_cost, channel_axis=-1, gemm=matmul_view(0, 1)),
     # alpha * op(A) @ op(B) + beta * C, op = optional transpose, C broadcast to (M, N)
-    OpDef("Gemm", Category.CUBE, _infer_gemm, _gemm, _gemm_cost),
+    OpDef("Gemm", Category.CUBE, _infer_gemm, _gemm, _gemm_cost, channel_axis=-1, gemm=_gemm_view),
 ]

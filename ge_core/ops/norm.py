@@ -16,7 +16,6 @@ import numpy as np
 
 from ge_core.ir.node import Node
 from ge_core.ir.tensor import TensorDesc
-from ge_core.ops import norm_jit
 from ge_core.ops.common import (
     dtype_from_onnx,
     elementwise_cost,
@@ -190,17 +189,20 @@ def _infer_layer_norm(node: Node, operands: list[Operand | None]) -> list[Tensor
     return [like(x), make_desc(stats, stash), make_desc(stats, stash)]
 
 
+def layer_norm_geometry(node: Node, inputs: list[np.ndarray | None]) -> tuple[int, str]:
+    """A LayerNormalization's first normalised axis (non-negative) and its stash dtype, for concrete inputs
+    (memoized; the fast path in ge_core/kernels asks too)."""
+    return memoized(node, inputs, lambda: _layer_norm_geometry(node, operands_of(inputs)))
+
+
 def _layer_norm(node: Node, inputs: list[np.ndarray | None]) -> list[np.ndarray]:
     x, scale = inputs[0], inputs[1]
     bias = inputs[2] if len(inputs) > 2 else None
     assert x is not None and scale is not None
-    axis, stash = memoized(node, inputs, lambda: _layer_norm_geometry(node, operands_of(inputs)))
+    axis, stash = layer_norm_geometry(node, inputs)
     # stash_type sets the statistics' precision and dtype; float64 inputs keep float64 precision.
     dt = np.dtype(np.float64) if x.dtype == np.float64 else np.dtype(stash)
     epsilon = float(node.attr("epsilon", 1e-5))
-    if norm_jit.supports(x, scale, bias, axis, dt):  # one compiled loop per row (norm_jit.py)
-        y, mean, inv_std = norm_jit.layer_norm(x, scale, bias, axis, epsilon)
-        return [y, mean.astype(stash, copy=False), inv_std.astype(stash, copy=False)]
     axes = tuple(range(axis, x.ndim))
     y, mean, inv_std = _standardize(x.astype(dt, copy=False), axes, epsilon)
     y *= scale.astype(dt, copy=False)
@@ -282,16 +284,16 @@ def _lrn(node: Node, inputs: list[np.ndarray | None]) -> list[np.ndarray]:
 OPS: list[OpDef] = [
     # inference: y = scale * (x - mean) / sqrt(var + epsilon) + B, per channel
     OpDef("BatchNormalization", Category.BROADCAST, _infer_batch_norm, _batch_norm, elementwise_cost(2),
-          npu_layout=NpuLayout.CHANNEL_NORM),
+          npu_layout=NpuLayout.CHANNEL_NORM, channel_axis=1),
     # per (n, c): standardize over the spatial axes, then per-channel scale and B
     OpDef("InstanceNormalization", Category.REDUCE, _infer_instance_norm, _instance_norm,
-          elementwise_cost(8), npu_layout=NpuLayout.CHANNEL_NORM, reduce_span=_instance_norm_span),
+          elementwise_cost(8), npu_layout=NpuLayout.CHANNEL_NORM, reduce_span=_instance_norm_span, channel_axis=1),
     # standardize over axes [axis, rank), then Scale and B; optional Mean and InvStdDev outputs
     OpDef("LayerNormalization", Category.REDUCE, _infer_layer_norm, _layer_norm, elementwise_cost(8),
           reduce_span=_layer_norm_span),
     # standardize over each group of channels (and the spatial axes), then per-channel scale and bias
     OpDef("GroupNormalization", Category.REDUCE, _infer_group_norm, _group_norm, elementwise_cost(8),
-          reduce_span=_group_norm_span),
+          reduce_span=_group_norm_span, channel_axis=1),
     # local response normalization across a window of `size` neighbouring channels
     OpDef("LRN", Category.OPAQUE, _infer_lrn, _lrn, elementwise_cost(6),
           vector_class=VectorClass.TRANSCENDENTAL, npu_layout=NpuLayout.CHANNEL_NORM),

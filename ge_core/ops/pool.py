@@ -20,7 +20,6 @@ import numpy as np
 from ge_core.ir.dtypes import is_float
 from ge_core.ir.node import Node
 from ge_core.ir.tensor import TensorDesc
-from ge_core.ops import pool_jit, reduce_jit
 from ge_core.ops.common import io_bytes, like, make_desc, operand, require_inputs, shape_error, wide_dtype
 from ge_core.ops.kernel_memo import memoized
 from ge_core.ops.registry import Category, Cost, NpuLayout, OpDef, Operand
@@ -80,15 +79,18 @@ def _kernel_window(node: Node, inputs: list[np.ndarray | None], *, dilations: bo
     return _window(node, operands, operand(node, operands, 0).desc, dilations=dilations)
 
 
+def max_pool_window(node: Node, inputs: list[np.ndarray | None]) -> Window:
+    """A MaxPool's window for concrete inputs (memoized; the fast path in ge_core/kernels asks too)."""
+    return memoized(node, inputs, lambda: _kernel_window(node, inputs, dilations=True))
+
+
 def _max_pool(node: Node, inputs: list[np.ndarray | None]) -> list[np.ndarray]:
     (x,) = inputs
     assert x is not None
-    win = memoized(node, inputs, lambda: _kernel_window(node, inputs, dilations=True))
+    win = max_pool_window(node, inputs)
     floats = is_float(x.dtype.name)  # bfloat16 too
     low = -np.inf if floats else np.iinfo(x.dtype).min
     want_indices = len(node.outputs) > 1 and bool(node.outputs[1])
-    if not want_indices and pool_jit.supports(x, win):  # compiled, no padded copy (pool_jit.py)
-        return [pool_jit.max_pool(x, win)]
     xp = pad_input(x, win, low)
     if not want_indices:
         return [_reduce_taps(xp, win, np.fmax if floats else np.maximum)]
@@ -165,19 +167,25 @@ def _infer_average_pool(node: Node, operands: list[Operand | None]) -> list[Tens
 def _average_pool(node: Node, inputs: list[np.ndarray | None]) -> list[np.ndarray]:
     (x,) = inputs
     assert x is not None
+    win, counts = average_pool_geometry(node, inputs)
+    xc = x.astype(wide_dtype(x.dtype), copy=False)
+    total = _reduce_taps(pad_input(xc, win, 0), win, np.add)
+    total /= counts.astype(total.dtype)
+    return [total.astype(x.dtype, copy=False)]
+
+
+def average_pool_geometry(node: Node, inputs: list[np.ndarray | None]) -> tuple[Window, np.ndarray]:
+    """An AveragePool's window and, per output position, the number of taps it divides by (memoized; the
+    fast path in ge_core/kernels asks too)."""
+    x = inputs[0]
+    assert x is not None
     include_pad = bool(node.attr("count_include_pad", 0))
 
     def geometry() -> tuple[Window, np.ndarray]:
         win = _kernel_window(node, inputs, dilations=_avg_dilations(node))
         return win, _tap_counts(win, x.shape[2:], include_pad)
 
-    win, counts = memoized(node, inputs, geometry)
-    if pool_jit.supports(x, win):  # compiled, no padded copy (pool_jit.py)
-        return [pool_jit.average_pool(x, win, counts)]
-    xc = x.astype(wide_dtype(x.dtype), copy=False)
-    total = _reduce_taps(pad_input(xc, win, 0), win, np.add)
-    total /= counts.astype(total.dtype)
-    return [total.astype(x.dtype, copy=False)]
+    return memoized(node, inputs, geometry)
 
 
 def _tap_counts(win: Window, spatial: tuple[int, ...], include_pad: bool) -> np.ndarray:
@@ -207,8 +215,6 @@ def _global_average_pool(node: Node, inputs: list[np.ndarray | None]) -> list[np
     (x,) = inputs
     assert x is not None
     axes = tuple(range(2, x.ndim))
-    if reduce_jit.mean_rows is not None and x.dtype in reduce_jit.DTYPES and x.size > 0 and x.ndim > 2:
-        return [reduce_jit.mean_last_axes(x, len(axes))]  # one compiled pass (reduce_jit.py)
     return [x.mean(axis=axes, keepdims=True, dtype=wide_dtype(x.dtype)).astype(x.dtype, copy=False)]
 
 

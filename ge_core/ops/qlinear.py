@@ -29,6 +29,7 @@ from ge_core.ops.common import (
 )
 from ge_core.ops.conv import conv_forward
 from ge_core.ops.math import check_dtype
+from ge_core.ops.matrix_view import conv_view, matmul_view
 from ge_core.ops.quant import FLOAT8, as_number, saturate
 from ge_core.ops.registry import Category, Cost, CostFn, OpDef, Operand
 from ge_core.ops.spatial import Window, int_list, operands_of, sliding_window, spatial_numel
@@ -291,11 +292,15 @@ def _conv_cost(iw: int, per_output: int) -> CostFn:
 
 OPS: list[OpDef] = [
     # int32 (A - a_zero_point) @ (B - b_zero_point), numpy.matmul semantics
-    OpDef("MatMulInteger", Category.CUBE, _infer_matmul_integer, _matmul_integer, _matmul_cost(0, 1, 0)),
+    OpDef("MatMulInteger", Category.CUBE, _infer_matmul_integer, _matmul_integer, _matmul_cost(0, 1, 0),
+          channel_axis=-1, gemm=matmul_view(0, 1)),
     # requantized matmul of two quantized tensors (per-tensor, per-row A, per-column B parameters)
-    OpDef("QLinearMatMul", Category.CUBE, _infer_qlinear_matmul, _qlinear_matmul, _matmul_cost(0, 3, 3)),
+    OpDef("QLinearMatMul", Category.CUBE, _infer_qlinear_matmul, _qlinear_matmul, _matmul_cost(0, 3, 3),
+          channel_axis=-1, gemm=matmul_view(0, 3)),
     # int32 conv(x - x_zero_point, w - w_zero_point), Conv's attributes
-    OpDef("ConvInteger", Category.CUBE, _infer_conv_integer, _conv_integer, _conv_cost(1, 0)),
+    OpDef("ConvInteger", Category.CUBE, _infer_conv_integer, _conv_integer, _conv_cost(1, 0), channel_axis=1,
+          gemm=conv_view(0, 1)),
     # requantized conv with an int32 bias; weight scale/zero point per tensor or per output channel
-    OpDef("QLinearConv", Category.CUBE, _infer_qlinear_conv, _qlinear_conv, _conv_cost(3, 3)),
+    OpDef("QLinearConv", Category.CUBE, _infer_qlinear_conv, _qlinear_conv, _conv_cost(3, 3), channel_axis=1,
+          gemm=conv_view(0, 3)),
 ]

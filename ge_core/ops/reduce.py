@@ -16,7 +16,6 @@ import numpy as np
 from ge_core.ir.dtypes import is_float
 from ge_core.ir.node import Node
 from ge_core.ir.tensor import TensorDesc
-from ge_core.ops import reduce_jit
 from ge_core.ops.common import (
     UNK,
     like,
@@ -207,18 +206,22 @@ def _infer_softmax(node: Node, operands: list[Operand | None]) -> list[TensorDes
     return [like(x)]
 
 
+def softmax_axis(node: Node, rank: int) -> int:
+    """The axis a Softmax/LogSoftmax node of an input of `rank` normalises (non-negative; before opset 13 the
+    input is first coerced to 2-D at it)."""
+    axis = _softmax_axis(node)
+    return axis + rank if axis < 0 else axis
+
+
 def _softmax(node: Node, inputs: list[np.ndarray | None]) -> list[np.ndarray]:
     x = inputs[0]
     assert x is not None
-    axis = _softmax_axis(node)
-    axis = axis + x.ndim if axis < 0 else axis
+    axis = softmax_axis(node, x.ndim)
     if node.opset < 13:  # coerce to [prod(shape[:axis]), prod(shape[axis:])] and work on dim 1
         data, axis = x.reshape(int(np.prod(x.shape[:axis])), -1), 1
     else:
         data = x
     xf = widened(data)  # float16/bfloat16 in float32
-    if node.op_type == "Softmax" and axis == xf.ndim - 1 and reduce_jit.supports(xf):  # reduce_jit.py
-        return [reduce_jit.softmax_last_axis(xf).reshape(x.shape).astype(x.dtype, copy=False)]
     shifted = xf - np.max(xf, axis=axis, keepdims=True)
     if node.op_type == "LogSoftmax":
         out = shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))

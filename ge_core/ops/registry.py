@@ -19,6 +19,7 @@ from ge_core.errors import UnsupportedOpError
 from ge_core.ir.node import Node
 from ge_core.ir.tensor import TensorDesc
 from ge_core.ops.epilogue import EpilogueFn
+from ge_core.ops.matrix_view import GemmFn
 
 if TYPE_CHECKING:
     from ge_core.ir.graph import Graph
@@ -152,6 +153,13 @@ class OpDef:
     reduce_span: SpanFn | None = None
     # Its cost already counts device bytes (NC1HWC0 padding included): the simulator adds no padding.
     device_bytes: bool = False
+    # A cube op as a batched matrix product (ops/matrix_view.py), from its node and descs: what tiling and
+    # the simulator price on the cube. None for an op that is no matrix product.
+    gemm: GemmFn | None = None
+    # The output axis that indexes its channels, for an op with weights or parameters per output channel: 1
+    # for convolutions and channel normalisations (N, C, ...), -1 (the last) for matrix products (..., N).
+    # Where a per-channel scale or bias applies (weight folding, a fused kernel's bias). None: no such axis.
+    channel_axis: int | None = None
     # ---- control flow (If, Loop, Scan): the op's work is its node's subgraphs ----------------------------
     # Inference through the subgraphs (infer.py's driver calls it; `infer` is the same without applying the
     # subgraphs' descs) and the kernel the interpreter calls with a runner of the subgraphs (`kernel` refuses).
@@ -177,9 +185,20 @@ class OpDef:
             object.__setattr__(self, "vector_class", cls)
 
 
+# The two parts of the registry built on top of this module (fused.py and infer.py import it): ge_core.ops hands
+# them in, so the modules form no cycle.
+BodyOpFn = Callable[[Node, "OpRegistry"], OpDef]  # the OpDef of a fused node, from its body
+ShapeProblemsFn = Callable[["Graph", "OpRegistry"], list[str]]  # every node's descs against inference
+
+
 class OpRegistry:
-    def __init__(self) -> None:
+    """The registered ops by (domain, op type). `body_op` gives a fused node (a body and no op of its own) its
+    OpDef; `check_shapes` is the shape check of `graph.verify(registry)`."""
+
+    def __init__(self, *, body_op: BodyOpFn, check_shapes: ShapeProblemsFn) -> None:
         self._ops: dict[tuple[str, str], OpDef] = {}
+        self._body_op = body_op
+        self._check_shapes = check_shapes
 
     def register(self, op: OpDef) -> None:
         key = (op.domain, op.op_type)
@@ -198,10 +217,15 @@ class OpRegistry:
         """The node's op: its registered one, else (for a fused node) one that infers and costs its body."""
         op = self.get(node.op_type, node.domain)
         if op is None and node.body is not None:
-            from ge_core.ops.fused import fused_opdef  # fused.py builds on this module's OpDef
-
-            return fused_opdef(node, self)
+            return self._body_op(node, self)
         return op
+
+    def channel_axis(self, node: Node, rank: int) -> int | None:
+        """The axis of the node's output (of `rank` dims) that indexes its channels (OpDef.channel_axis), or
+        None (no such axis, or an output too small to have it)."""
+        op = self.get(node.op_type, node.domain)
+        axis = None if op is None else op.channel_axis
+        return None if axis is None or not -rank <= axis < rank else axis % rank
 
     def runs_body(self, node: Node) -> bool:
         """A fused node: a body and no registered op of its own. The interpreter runs its body; its OpDef
@@ -224,9 +248,7 @@ class OpRegistry:
 
     def shape_problems(self, graph: Graph) -> list[str]:
         """For graph.verify(self): every node's output descs against what its op infers (ir.ShapeChecker)."""
-        from ge_core.ops.infer import shape_problems  # infer.py is built on this module
-
-        return shape_problems(graph, self)
+        return self._check_shapes(graph, self)
 
     def __iter__(self) -> Iterator[OpDef]:
         """Every registered op, in registration order."""

@@ -17,11 +17,10 @@ import numpy as np
 from ge_core.ir.limits import check_tensor_size
 from ge_core.ir.node import Node
 from ge_core.ir.tensor import TensorDesc
-from ge_core.ops import resize_jit
 from ge_core.ops.common import UNK, elementwise_cost, like, normalize_axis, operand, optional, shape_error
 from ge_core.ops.kernel_memo import memoized
 from ge_core.ops.registry import Category, NpuLayout, OpDef, Operand
-from ge_core.ops.resize_kernels import Taps, axis_taps
+from ge_core.ops.resize_kernels import ResizeArgs, Taps, axis_taps
 from ge_core.ops.shape_ops import like_array, operands_of
 
 MODES = ("nearest", "linear", "cubic")
@@ -29,21 +28,6 @@ COORD_MODES = ("half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "alig
                "asymmetric", "tf_crop_and_resize")
 NEAREST_MODES = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil")
 POLICIES = ("stretch", "not_larger", "not_smaller")
-
-
-@dataclass(frozen=True)
-class ResizeArgs:
-    """Everything a Resize/Upsample node asks for, with the opset's defaults filled in."""
-
-    mode: str
-    coord: str
-    nearest: str  # one of NEAREST_MODES, or "legacy" before Resize-11
-    cubic_a: float
-    exclude_outside: bool
-    extrapolation: float
-    antialias: bool
-    axes: list[int]
-    policy: str
 
 
 def _args(node: Node, operands: list[Operand | None], rank: int) -> ResizeArgs:
@@ -168,14 +152,19 @@ def _roi(node: Node, operands: list[Operand | None], rank: int, args: ResizeArgs
     return spans
 
 
+def resize_plan(node: Node, inputs: list[np.ndarray | None]) -> ResizePlan:
+    """How a Resize/Upsample node resizes these inputs (memoized per attributes, shapes and the values of
+    roi, scales and sizes; the fast path in ge_core/kernels asks too)."""
+    x = inputs[0]
+    values = tuple(None if a is None or a is x else a.tobytes() for a in inputs)  # roi, scales, sizes
+    return memoized(node, inputs, lambda: _plan(node, inputs), values)
+
+
 def _resize(node: Node, inputs: list[np.ndarray | None]) -> list[np.ndarray]:
     x = inputs[0]
     assert x is not None
-    values = tuple(None if a is None or a is x else a.tobytes() for a in inputs)  # roi, scales, sizes
-    plan = memoized(node, inputs, lambda: _plan(node, inputs), values)
+    plan = resize_plan(node, inputs)
     if plan.repeats is not None:  # integer upsampling by nearest neighbour: a copy
-        if resize_jit.supports(x, plan.repeats):  # compiled, threaded (resize_jit.py)
-            return [resize_jit.upsample(x, plan.repeats)]
         return [_repeat(x, plan.repeats)]
     result = x
     for a, taps in plan.taps:
@@ -184,7 +173,7 @@ def _resize(node: Node, inputs: list[np.ndarray | None]) -> list[np.ndarray]:
 
 
 @dataclass(frozen=True)
-class _Plan:
+class ResizePlan:
     """What a Resize does to inputs of one shape: the taps per resized axis, or, when every resized axis
     only repeats each input element k times in order, the factors."""
 
@@ -193,7 +182,7 @@ class _Plan:
     repeats: tuple[int, ...] | None
 
 
-def _plan(node: Node, inputs: list[np.ndarray | None]) -> _Plan:
+def _plan(node: Node, inputs: list[np.ndarray | None]) -> ResizePlan:
     x = inputs[0]
     assert x is not None
     operands = operands_of(inputs)
@@ -210,9 +199,9 @@ def _plan(node: Node, inputs: list[np.ndarray | None]) -> _Plan:
         single = t.index.shape[1] == 1 and t.outside is None and bool(np.all(t.weight == 1.0))
         if not (single and factor * x.shape[a] == out_shape[a]
                 and np.array_equal(t.index[:, 0], np.arange(out_shape[a]) // factor)):
-            return _Plan(taps, args.extrapolation, None)
+            return ResizePlan(taps, args.extrapolation, None)
         repeats[a] = factor
-    return _Plan(taps, args.extrapolation, tuple(repeats) if taps else None)
+    return ResizePlan(taps, args.extrapolation, tuple(repeats) if taps else None)
 
 
 def _repeat(x: np.ndarray, repeats: tuple[int, ...]) -> np.ndarray:

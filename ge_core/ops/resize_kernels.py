@@ -1,4 +1,5 @@
-"""Resize's per-axis maths: source coordinates, taps and weights (nearest, linear, cubic, antialias).
+"""Resize's per-axis maths: source coordinates, taps and weights (nearest, linear, cubic, antialias), from
+the node's arguments (ResizeArgs, filled in by resize.py).
 
 Taps are clamped to the input (edge padding, as ONNX specifies); `exclude_outside` zeroes the weights
 of taps that fell outside instead and renormalises. Antialias (downsampling linear/cubic) widens the
@@ -8,12 +9,23 @@ kernel by 1/scale so that every input pixel contributes.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 
-if TYPE_CHECKING:
-    from ge_core.ops.resize import ResizeArgs
+
+@dataclass(frozen=True)
+class ResizeArgs:
+    """Everything a Resize/Upsample node asks for, with the opset's defaults filled in."""
+
+    mode: str
+    coord: str
+    nearest: str  # one of resize.NEAREST_MODES, or "legacy" before Resize-11
+    cubic_a: float
+    exclude_outside: bool
+    extrapolation: float
+    antialias: bool
+    axes: list[int]
+    policy: str
 
 
 @dataclass(frozen=True)

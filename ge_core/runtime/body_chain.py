@@ -19,16 +19,18 @@ import numpy as np
 
 from ge_core.ir.graph import Graph
 from ge_core.ir.node import Node
-from ge_core.ops.registry import KernelFn, OpRegistry
+from ge_core.kernels import FAST_PATHS
+from ge_core.ops.registry import OpDef, OpRegistry
 
 Owned = Callable[[np.ndarray, bool], np.ndarray]  # the interpreter's ownership rule for outputs
 
 
 @dataclass(frozen=True)
 class ChainPlan:
-    """The body's nodes in order, each with its registered kernel."""
+    """The body's nodes in order, each with its op (its kernel called as the interpreter calls it: a fast path
+    where one takes the inputs, else the reference kernel)."""
 
-    steps: tuple[tuple[Node, KernelFn], ...]
+    steps: tuple[tuple[Node, OpDef], ...]
     owned: Owned
     borrowed: frozenset[str]  # the body's constants and inputs: an output that is one of them is copied
 
@@ -37,8 +39,8 @@ class ChainPlan:
         env: dict[str, np.ndarray] = dict(body.constants)
         env.update(zip(body.inputs, [x for x in args if x is not None], strict=True))
         try:
-            for node, kernel in self.steps:
-                values = kernel(node, [env[t] if t else None for t in node.inputs])
+            for node, op in self.steps:
+                values = FAST_PATHS.call(node, op, [env[t] if t else None for t in node.inputs])
                 if len(values) < len(node.outputs):
                     return None
                 env.update(zip(node.outputs, values, strict=False))
@@ -54,5 +56,5 @@ def plan_body_chain(body: Graph, registry: OpRegistry, owned: Owned) -> ChainPla
         op = registry.lookup(node)
         if registry.runs_body(node) or op.run_subgraphs is not None:  # (an op's own reference body is not run)
             return None
-        steps.append((node, op.kernel))
+        steps.append((node, op))
     return ChainPlan(tuple(steps), owned, frozenset(body.constants) | frozenset(body.inputs)) if steps else None

@@ -39,13 +39,11 @@ from ge_core.ir.dtypes import name_of, numpy_dtype
 from ge_core.ir.graph import Graph
 from ge_core.ir.node import Node
 from ge_core.ir.tensor import TensorDesc
+from ge_core.kernels import FAST_PATHS
 from ge_core.ops import REGISTRY
 from ge_core.ops.registry import OpDef, OpRegistry
 from ge_core.runtime.body_chain import plan_body_chain
-from ge_core.runtime.body_epilogue import plan_body_epilogue
-from ge_core.runtime.body_gate import plan_body_gate
 from ge_core.runtime.feeds import check_feeds
-from ge_core.runtime.host_memory import keep_freed_host_memory
 from ge_core.runtime.specialise import Specialisations, is_dynamic
 
 Env = dict[str, np.ndarray]  # tensor name -> value while a graph runs
@@ -122,7 +120,6 @@ class Interpreter:
         self.borrowed = frozenset(graph.constants) | frozenset(graph.inputs) | frozenset(graph.captures)
         # Kernels run as registered (no subclass overrides call_kernel): fused bodies may take fast paths.
         self.registered_kernels = type(self).call_kernel is Interpreter.call_kernel
-        keep_freed_host_memory()  # once per process: runs reuse the heap's pages (host_memory.py)
 
     def run(self, feeds: Mapping[str, np.ndarray]) -> ExecutionResult:
         """Run on feeds already checked against the graph's inputs (Executor.run checks them)."""
@@ -199,8 +196,9 @@ class Interpreter:
         """Called before `node` reads its inputs from `env`; may replace values in it."""
 
     def call_kernel(self, node: Node, op: OpDef, args: list[np.ndarray | None]) -> Sequence[np.ndarray]:
-        """What running `node`'s kernel on `args` gives (fused nodes' body nodes come here too)."""
-        return op.kernel(node, args)
+        """What running `node`'s kernel on `args` gives (fused nodes' body nodes come here too): a fast path
+        where one takes these inputs (ge_core/kernels), else the op's reference kernel."""
+        return FAST_PATHS.call(node, op, args)
 
     def store_outputs(self, node: Node, values: list[np.ndarray], env: Env) -> None:
         """Make `node`'s outputs visible to later nodes."""
@@ -212,7 +210,7 @@ class Interpreter:
         """A fused node's outputs: its body interpreted with this interpreter's kernel calls (a Conv, MatMul
         or BatchNormalization body as one kernel and one compiled epilogue pass, a squeeze-and-excitation
         tail as its gate's plan and one multiply, any other body of plain ops as a list of kernel calls,
-        when kernels are called as registered: body_epilogue.py, body_gate.py, body_chain.py)."""
+        when kernels are called as registered: kernels/body_epilogue.py, kernels/body_gate.py, body_chain.py)."""
         plans = _body_plans(body, self.registry)
         if plans.fast_path is not None and self.registered_kernels:
             fused = plans.fast_path.run(body, args)
@@ -308,10 +306,10 @@ class _BodyPlans:
         self.unknown_dims = any(not body.desc(t).is_static for t in (*body.inputs, *body.outputs))
         self.dynamic = is_dynamic(body)
         self.steps = () if self.dynamic else plan_steps(body, registry)
-        # The first fast path that fits (only with known dims): an epilogue, a gate, or a plain kernel list.
+        # The first fast path that fits (only with known dims): a compiled one (kernels/: a head and its
+        # epilogue pass, a gate), or a plain kernel list.
         self.fast_path = None if self.unknown_dims else \
-            plan_body_epilogue(body, registry) or plan_body_gate(body, registry) or \
-            plan_body_chain(body, registry, _owned)
+            FAST_PATHS.plan_body(body, registry) or plan_body_chain(body, registry, _owned)
         self.shapes: Specialisations[tuple[Graph, tuple[Step, ...]]] = Specialisations(registry)
 
     def for_feeds(self, body: Graph, feeds: dict[str, np.ndarray]) -> tuple[Graph, tuple[Step, ...], Env]:

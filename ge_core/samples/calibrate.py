@@ -19,6 +19,7 @@ from onnx import numpy_helper
 from ge_core.frontend import load_onnx
 from ge_core.ir.graph import Graph
 from ge_core.ir.node import Node
+from ge_core.ops import REGISTRY
 from ge_core.runtime.interpreter import Interpreter
 
 # Variance floor: keeps var > 0 (a constant channel) so BN never divides by ~sqrt(epsilon) alone.
@@ -103,10 +104,12 @@ def _calibrate(node: Node, env: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
 
 
 def _stat_axes(node: Node, ndim: int) -> tuple[int, ...]:
-    """Per channel (all axes but 1); before opset 9, spatial=0 keeps statistics per activation (axis 0)."""
-    if node.opset < 9 and int(node.attr("spatial", 1)) == 0:
+    """Per channel (all axes but BN's channel axis, OpDef.channel_axis); before opset 9, spatial=0 keeps
+    statistics per activation (axis 0)."""
+    channel = REGISTRY.channel_axis(node, ndim)
+    if (node.opset < 9 and int(node.attr("spatial", 1)) == 0) or channel is None:
         return (0,)
-    return (0, *range(2, ndim))
+    return tuple(axis for axis in range(ndim) if axis != channel)
 
 
 def _write_initializers(graph: onnx.GraphProto, values: dict[str, np.ndarray]) -> None:

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import functools
 import importlib.util
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from ge_core.ir.graph import Graph
+from ge_core.frontend.onnx_export import to_onnx
+from ge_core.frontend.torch import from_torch, require_torch
+from ge_core.ir.graph import Graph
 
 # name -> (title, description, the packages it needs)
 TORCH_SAMPLES: dict[str, tuple[str, str, tuple[str, ...]]] = {
@@ -45,10 +45,8 @@ def available_torch_samples() -> dict[str, tuple[str, str]]:
 @functools.lru_cache(maxsize=len(TORCH_SAMPLES))
 def torch_sample_graph(name: str) -> Graph:
     """The sample's module through ge_core.from_torch (cached: do not edit it; compile copies it)."""
-    from ge_core.frontend.torch import from_torch, require_torch
-
     require_torch()
-    from ge_core.samples.torch_models import FACTORIES
+    from ge_core.samples.torch_models import FACTORIES  # imports torch, an optional package
 
     module, inputs = FACTORIES[name]()
     return from_torch(module, inputs)
@@ -57,6 +55,4 @@ def torch_sample_graph(name: str) -> Graph:
 @functools.lru_cache(maxsize=len(TORCH_SAMPLES))
 def torch_sample_bytes(name: str) -> bytes:
     """The sample's from_torch graph written as ONNX bytes."""
-    from ge_core.frontend.onnx_export import to_onnx
-
     return to_onnx(torch_sample_graph(name)).SerializeToString()

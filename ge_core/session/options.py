@@ -16,10 +16,10 @@ from pathlib import Path
 
 from ge_core.config import PRECISION_MODES, CompileConfig
 from ge_core.errors import UsageError, quote
-from ge_core.frontend.input_shapes import InputShapes
+from ge_core.frontend.input_shapes import DimRange, InputShapes, ShapeSpec, format_input_shapes, parse_shape_spec
 from ge_core.hardware import profile_names
 from ge_core.passes.infra.pipeline import OptLevel
-from ge_core.session.shapes import DimRange, ShapeSpec, fill, format_shape_spec, parse_shape_spec, unknown_dims
+from ge_core.session.shapes import fill, unknown_dims
 
 FUSION_MODES = ("offline", "online")
 KNOWN_OPTIONS: dict[str, str] = {
@@ -129,7 +129,7 @@ def _gears(given: Mapping[str, str], spec: ShapeSpec | None, mode: str) -> tuple
                          hint='Example: "ge.inputShape": "input_ids:1,-1", "ge.dynamicDims": "16;64".')
     unknown = unknown_dims(spec)
     if any(d != DimRange() for dims in spec.values() for d in dims if isinstance(d, DimRange)):
-        raise UsageError(f"{key}: ge.inputShape {quote(format_shape_spec(spec))} has ranges; gears set -1 dims.")
+        raise UsageError(f"{key}: ge.inputShape {quote(format_input_shapes(spec))} has ranges; gears set -1 dims.")
     if batch_text is not None:
         values = [[size] * len(unknown) for size in _sizes(key, batch_text.split(","))]
     else:

@@ -21,11 +21,11 @@ from ge_core.compiler import CompiledModel
 from ge_core.compiler import compile as ge_compile
 from ge_core.config import CompileConfig
 from ge_core.errors import UsageError, quote
-from ge_core.frontend.input_shapes import InputShapes
+from ge_core.frontend.input_shapes import InputShapes, ShapeSpec, format_input_shapes
 from ge_core.ir.graph import Graph
 from ge_core.offline.cache import CompileCache
 from ge_core.session.online import decide, range_config
-from ge_core.session.shapes import ShapeSpec, format_shape_spec, outside, reshape_inputs, shapes_text
+from ge_core.session.shapes import outside, reshape_inputs, shapes_text
 
 ShapeKey = tuple[tuple[str, tuple[int, ...]], ...]
 
@@ -221,7 +221,7 @@ class OnlinePlan:
 def _check_within(spec: ShapeSpec, shapes: InputShapes) -> None:
     problem = outside(spec, shapes)
     if problem is not None:
-        raise UsageError(f"this run does not fit ge.inputShape {quote(format_shape_spec(spec))}: {problem}.",
+        raise UsageError(f"this run does not fit ge.inputShape {quote(format_input_shapes(spec))}: {problem}.",
                          hint="Feed shapes inside the ranges, or widen ge.inputShape.")
 
 
@@ -235,7 +235,7 @@ def _range_ends(spec: ShapeSpec) -> list[InputShapes]:
             for d in dims:
                 size = d if isinstance(d, int) else getattr(d, pick)
                 if size is None:
-                    raise UsageError(f"warm_up needs shapes: ge.inputShape {quote(format_shape_spec(spec))} has "
+                    raise UsageError(f"warm_up needs shapes: ge.inputShape {quote(format_input_shapes(spec))} has "
                                      "an unbounded dim.", hint="Pass shapes=[...] to warm_up, or bound the range.")
                 sizes.append(size)
             shape[name] = tuple(sizes)

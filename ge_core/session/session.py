@@ -23,13 +23,13 @@ import numpy as np
 from ge_core.compiler import CompiledModel
 from ge_core.config import CompileConfig
 from ge_core.errors import UsageError, quote
-from ge_core.frontend.input_shapes import InputShapes
+from ge_core.frontend.input_shapes import DimRange, InputShapes, ShapeSpec
 from ge_core.ir.graph import Graph
 from ge_core.offline.cache import CompileCache
 from ge_core.runtime import random_feeds
 from ge_core.session.options import SessionOptions
 from ge_core.session.plans import Compiler, GearPlan, GraphStats, OnlinePlan, Plan, RangePlan, StaticPlan
-from ge_core.session.shapes import DimRange, ShapeSpec, feed_shapes, is_static, reshape_inputs
+from ge_core.session.shapes import feed_shapes, is_static, reshape_inputs
 from ge_core.sim import simulate
 
 GraphId = int

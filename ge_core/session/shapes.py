@@ -1,7 +1,5 @@
-"""Input shapes with unknown and ranged dims, as GE's ge.inputShape / ATC's --input_shape write them.
-
-    "input_ids:1,-1;mask:1,-1"        -1: an unknown dim (set by a gear, or any size when running)
-    "input_ids:1,1~512;mask:1,1~512"  lo~hi: a dim range (lo~-1: no upper bound)
+"""Input shapes with unknown and ranged dims, as GE's ge.inputShape / ATC's --input_shape write them
+("input_ids:1,-1;mask:1,1~512"; the one parser of that text is ge_core.frontend.input_shapes).
 
 `reshape_inputs` gives a copy of a graph whose inputs have other sizes for their symbolic or unknown dims,
 with every tensor's desc inferred again; the model's fixed dims can never change.
@@ -10,74 +8,14 @@ with every tensor's desc inferred again; the model's fixed dims can never change
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import numpy as np
 
 from ge_core.errors import ModelError, UsageError, quote
-from ge_core.frontend.input_shapes import InputShapes, format_input_shapes
+from ge_core.frontend.input_shapes import Dim, DimRange, InputShapes, ShapeSpec, format_input_shapes, parse_shape_spec
 from ge_core.ir.graph import Graph
 from ge_core.ops import REGISTRY, infer_graph
-
-
-@dataclass(frozen=True)
-class DimRange:
-    """A dim of any size from `low` to `high` (None: no upper bound). -1 is DimRange(1, None)."""
-
-    low: int = 1
-    high: int | None = None
-
-    def __contains__(self, size: object) -> bool:
-        return isinstance(size, int) and size >= self.low and (self.high is None or size <= self.high)
-
-    def __str__(self) -> str:
-        if self.low == 1 and self.high is None:
-            return "-1"
-        return f"{self.low}~{-1 if self.high is None else self.high}"
-
-
-Dim = int | DimRange
-ShapeSpec = dict[str, tuple[Dim, ...]]  # input name -> dims, in the order the spec wrote them
-
-
-def parse_shape_spec(spec: str, option: str = "ge.inputShape") -> ShapeSpec:
-    """`name:d0,d1;name2:d0` where each dim is an int, -1 or lo~hi. Errors name `option` and the dim."""
-    shapes: ShapeSpec = {}
-    for part in (p.strip() for p in str(spec).split(";")):
-        if not part:
-            continue
-        name, sep, dims = part.rpartition(":")
-        if not sep or not name:
-            raise UsageError(f"{option}: {quote(part)} is not NAME:D0,D1,...",
-                             hint='Example: "input_ids:1,-1;mask:1,-1", or a range "input_ids:1,1~512".')
-        if name in shapes:
-            raise UsageError(f"{option}: input {quote(name)} is given twice.")
-        shapes[name] = tuple(_dim(name, d.strip(), option) for d in dims.split(",")) if dims.strip() else ()
-    return shapes
-
-
-def _dim(name: str, text: str, option: str) -> Dim:
-    low_text, tilde, high_text = text.partition("~")
-    try:
-        low = int(low_text)
-        high = int(high_text) if tilde else None
-    except ValueError:
-        raise UsageError(f"{option}: input {quote(name)} has dim {quote(text)}, which is not an integer, -1 "
-                         "or a range LOW~HIGH.") from None
-    if not tilde:
-        if low == -1:
-            return DimRange()
-        if low < 0:
-            raise UsageError(f"{option}: input {quote(name)} has dim {low}; dims are >= 0, or -1 for unknown.")
-        return low
-    if low < 1 or (high is not None and high != -1 and high < low):
-        raise UsageError(f"{option}: input {quote(name)} has range {quote(text)}; write LOW~HIGH with "
-                         "1 <= LOW <= HIGH (HIGH -1: no upper bound).")
-    return DimRange(low, None if high == -1 else high)
-
-
-def format_shape_spec(spec: Mapping[str, Sequence[Dim]]) -> str:
-    return ";".join(f"{name}:{','.join(str(d) for d in dims)}" for name, dims in spec.items())
 
 
 def is_static(spec: ShapeSpec) -> bool:
@@ -102,7 +40,8 @@ def outside(spec: ShapeSpec, shapes: Mapping[str, tuple[int, ...]]) -> str | Non
         if got is None:
             return f"input {quote(name)} is not fed"
         if len(got) != len(dims):
-            return f"input {quote(name)} has rank {len(got)} ({list(got)}), the spec {format_shape_spec({name: dims})}"
+            spec_text = format_input_shapes({name: dims})
+            return f"input {quote(name)} has rank {len(got)} ({list(got)}), the spec {spec_text}"
         for axis, (want, size) in enumerate(zip(dims, got, strict=True)):
             if size != want if isinstance(want, int) else size not in want:
                 return f"input {quote(name)} has {size} at axis {axis}, outside {want} ({list(got)})"
@@ -142,6 +81,11 @@ def reshape_inputs(graph: Graph, shapes: Mapping[str, Sequence[Dim]]) -> Graph:
         reshaped.set_desc(name, replace(desc, shape=sizes, origin_shape=sizes, shape_range=ranges if dynamic else None))
     inferred = infer_graph(reshaped, REGISTRY)
     if inferred.problems:
-        raise ModelError(f"graph {quote(graph.name)} does not take inputs {format_shape_spec(dict(shapes))}:",
+        raise ModelError(f"graph {quote(graph.name)} does not take inputs {format_input_shapes(dict(shapes))}:",
                          problems=inferred.problems, hint="Use sizes the model supports.")
     return reshaped
+
+
+# The spec's types and parser live with the one parser of its text (ge_core.frontend.input_shapes).
+__all__ = ["Dim", "DimRange", "ShapeSpec", "feed_shapes", "fill", "is_static", "outside", "parse_shape_spec",
+           "reshape_inputs", "shapes_text", "unknown_dims"]

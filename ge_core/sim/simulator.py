@@ -29,6 +29,7 @@ from ge_core.sim.control import priced_runs, totals
 from ge_core.sim.cost import UNITS, KernelCost, Precision, kernel_cost
 from ge_core.sim.precision import exact, parse_precision, relative_errors, run_outputs
 from ge_core.sim.signature import signature
+from ge_core.sim.trace import chrome_trace
 
 if TYPE_CHECKING:
     from ge_core.compiler import CompiledModel
@@ -123,8 +124,6 @@ class SimResult:
                 "ops": [r.to_json() for r in self.ops]}
 
     def trace(self) -> dict[str, Any]:
-        from ge_core.sim.trace import chrome_trace
-
         return chrome_trace(self)
 
 

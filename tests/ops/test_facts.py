@@ -158,10 +158,8 @@ ROOT = Path(__file__).resolve().parents[2] / "ge_core"
 # comment where it stands). Anything else is a fact of the ops and belongs in their OpDefs.
 ALLOWED = {
     ("passes/cleanup/fold_scale.py", ("Conv", "ConvTranspose")),  # each op's own weight layout
-    ("passes/cleanup/fold_scale.py", ("Conv", "ConvTranspose", "BatchNormalization")),  # ops with channels on axis 1
     ("passes/cleanup/fold_batchnorm.py", ("Conv", "ConvTranspose", "Gemm")),  # fold_scale's cases with a bias
     ("passes/cleanup/reshape_chain.py", ("Squeeze", "Unsqueeze")),  # re-pointed by their axes
-    ("hardware/gemm.py", ("Conv", "ConvTranspose")),  # each cube op's own GEMM arithmetic
     ("samples/registry.py", ("Conv", "Gemm", "MatMul")),  # the weight-init heuristic's cases
     ("passes/fusion/graph/conv_activation.py", ("Add", "Sum")),  # a pattern node's accepted ops
 }

@@ -11,7 +11,8 @@ import pytest
 from onnx.backend.test.case.test_case import TestCase
 
 from ge_core.errors import ResourceLimitError
-from ge_core.ops import REGISTRY, resize, resize_jit
+from ge_core.kernels import resize as resize_jit
+from ge_core.ops import REGISTRY, resize
 from ge_core.ops.registry import Category
 from tests.ops.conformance import run_case, with_xfails
 from tests.ops.elementwise_oracle import infer, infer_error, make_node
@@ -239,7 +240,7 @@ def test_integer_nearest_upsampling_takes_the_repeat_path(coord: str, nearest_mo
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.int64, np.uint8, np.bool_])
 @pytest.mark.parametrize("factors", [(1, 1, 2, 2), (1, 1, 4, 4), (1, 1, 3, 1), (1, 1, 1, 5), (1, 1, 8, 8)])
 def test_compiled_upsampling_is_the_repeat(dtype: type, factors: tuple[int, ...]) -> None:
-    """The compiled nearest upsampling (resize_jit.py) gives the numpy repeat exactly, serial and threaded."""
+    """The compiled nearest upsampling (kernels/resize.py) gives the numpy repeat exactly."""
     if not resize_jit.supports(np.zeros((1, 1, 1, 1), dtype), factors):
         pytest.skip("numba is off (GE_NO_JIT=1)")
     x = (np.random.default_rng(3).standard_normal((2, 40, 37, 29)) * 50).astype(dtype)
@@ -248,7 +249,6 @@ def test_compiled_upsampling_is_the_repeat(dtype: type, factors: tuple[int, ...]
     kernel = resize_jit.upsample_kernel
     assert kernel is not None
     bits = np.dtype(f"u{x.itemsize}")
-    for variant in (kernel.serial, kernel.threaded):
-        y = np.zeros_like(want)
-        variant(x.view(bits), factors[2], factors[3], y.view(bits))
-        np.testing.assert_array_equal(y, want)
+    y = np.zeros_like(want)
+    kernel(x.view(bits), factors[2], factors[3], y.view(bits))
+    np.testing.assert_array_equal(y, want)

@@ -11,8 +11,7 @@ import pytest
 
 from ge_core.errors import UsageError
 from ge_core.ir import Graph, TensorDesc
-from ge_core.ops import REGISTRY
-from ge_core.passes.infra.base import NodePass, NodeRewrite, PassResult, Stage, describe, snake_name
+from ge_core.passes.infra.base import PassResult, Stage, describe, snake_name
 from ge_core.passes.infra.instruments import NumericsInstrument, SnapshotInstrument, VerifyInstrument
 from ge_core.passes.infra.manager import PassError, PassManager, PipelineStep
 from ge_core.passes.infra.pipeline import OptLevel
@@ -142,35 +141,6 @@ def test_numerics_instrument_records_errors_and_fails_a_wrong_pass() -> None:
     with pytest.raises(PassError, match="moved by"):
         PassManager([PipelineStep(Stage.OPTIMIZE_STAGE1, WrongMath())],
                     [SnapshotInstrument(), NumericsInstrument(feeds, tolerance=1e-4)]).run(relu_relu())
-
-
-class ReluOfReluNodePass(NodePass):
-    """Relu(Relu(x)) -> Relu(x), as a node pass with re-pass."""
-
-    name = "ReluOfReluPass"
-
-    def visit(self, graph: Graph, node, rewrite: NodeRewrite) -> bool:  # type: ignore[no-untyped-def]
-        producer = graph.producer(node.inputs[0]) if node.op_type == "Relu" else None
-        if producer is None or producer.op_type != "Relu" or node.outputs[0] in graph.outputs:
-            return False
-        graph.replace_all_uses(node.outputs[0], producer.outputs[0])
-        graph.erase(node)
-        return True
-
-
-def test_node_pass_worklist_collapses_a_whole_chain() -> None:
-    g = Graph("chain")
-    g.add_input("x", f32(4))
-    prev = "x"
-    for i in range(6):
-        g.add_node("Relu", [prev], [f"r{i}"], name=f"n{i}", descs=[f32(4)])
-        prev = f"r{i}"
-    g.add_node("Sigmoid", [prev], ["y"], name="out", descs=[f32(4)])
-    g.set_outputs(["y"])
-    result = ReluOfReluNodePass().run(g)
-    assert result.changed
-    assert [n.op_type for n in g.nodes] == ["Relu", "Sigmoid"]
-    g.verify(REGISTRY)
 
 
 def test_names_and_descriptions() -> None:

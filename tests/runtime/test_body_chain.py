@@ -12,12 +12,13 @@ import pytest
 import ge_core
 from ge_core.errors import GEError
 from ge_core.ir import Graph
-from ge_core.ops import REGISTRY, reduce_jit
+from ge_core.kernels import reduce as reduce_jit
+from ge_core.ops import REGISTRY
 from ge_core.runtime import interpreter
 from ge_core.runtime.body_chain import plan_body_chain
 from ge_core.runtime.executor import Executor
+from tests.kernels.test_body_epilogue import OpByOp
 from tests.passes.fusion_cases import build, node, rand, scalar
-from tests.runtime.test_body_epilogue import OpByOp
 
 pytestmark = pytest.mark.skipif(os.environ.get("GE_NO_JIT") == "1", reason="GE_NO_JIT=1 changes the kernels")
 

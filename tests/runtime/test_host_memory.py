@@ -1,4 +1,5 @@
-"""The executor's malloc settings: repeated runs reuse the heap's pages instead of faulting in fresh ones.
+"""tune_process()'s malloc settings (runtime/host_memory.py): repeated runs reuse the heap's pages instead of
+faulting in fresh ones.
 
 Each case runs in a fresh interpreter process, so that its malloc state (and environment) is its own."""
 
@@ -26,6 +27,7 @@ nodes = [helper.make_node("Relu", ["x"], ["a"]), helper.make_node("Neg", ["a"], 
 graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1024, 1024])],
                           [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1024, 1024])])
 model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+ge_core.tune_process()  # what the CLI, the app and the benchmarks call first
 executor = ge_core.Executor(ge_core.load_onnx(model.SerializeToString()))
 feeds = {"x": np.ones((1024, 1024), np.float32)}
 for _ in range(3):
@@ -60,7 +62,7 @@ def test_repeated_runs_fault_in_no_fresh_pages() -> None:
 
 @glibc_only
 def test_the_users_own_malloc_setting_is_left_alone() -> None:
-    # With the user's (here: glibc's default) trim threshold the executor changes nothing, and the
+    # With the user's (here: glibc's default) trim threshold tune_process changes nothing, and the
     # fresh pages are faulted in every run again: what the test above guards against.
     result = probe({"MALLOC_TRIM_THRESHOLD_": "131072"})
     assert result["set"] is False

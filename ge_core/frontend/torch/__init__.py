@@ -39,7 +39,7 @@ def from_torch(module: Any, example_inputs: Any, dynamic_shapes: DynamicShapes =
     torch.export's, e.g. {"x": {0: torch.export.Dim("batch", min=1, max=64)}}: those dims stay symbolic
     in the graph."""
     require_torch()
-    from ge_core.frontend.torch.capture import capture
+    from ge_core.frontend.torch.capture import capture  # capture and convert import torch, an optional package
     from ge_core.frontend.torch.convert import convert
 
     program = capture(module, example_inputs, dynamic_shapes)

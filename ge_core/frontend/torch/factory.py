@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ge_core.errors import ModelError, UsageError, quote
+from ge_core.frontend.torch import from_torch, require_torch
 
 if TYPE_CHECKING:
     from ge_core.ir.graph import Graph
@@ -29,8 +30,6 @@ def is_factory_spec(model: str) -> bool:
 
 def graph_from_factory(spec: str) -> Graph:
     """Run `model.py`, call its `factory()`, convert what it returns with from_torch."""
-    from ge_core.frontend.torch import from_torch, require_torch
-
     match = _SPEC.match(spec)
     if match is None:
         raise UsageError(f"{quote(spec)} is not FILE.py:FUNCTION.", hint="Write it like models/cnn.py:build.")
@@ -80,7 +79,7 @@ def _function(module: Any, path: Path, function: str) -> Any:
 
 
 def _unpack(returned: Any, where: str) -> tuple[Any, Any, Any]:
-    import torch
+    import torch  # an optional package: imported once a factory has run (require_torch checked it is there)
 
     if not isinstance(returned, tuple | list) or len(returned) not in (2, 3):
         raise ModelError(f"{quote(where)}() returned {type(returned).__name__}; it must return {RETURN_FORM}.")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -13,8 +12,8 @@ from ge_core.ir.graph import Graph
 from ge_core.ir.inline import can_inline, inline_subgraph
 from ge_core.ir.limits import human_bytes
 from ge_core.ir.node import Node
-from ge_core.ir.tensor import TensorDesc
 from ge_core.ops import REGISTRY
+from ge_core.ops.evaluate import evaluate
 from ge_core.ops.registry import OpDef, Operand
 from ge_core.passes.infra.base import PassResult
 from ge_core.passes.infra.rewrite import control_pinned
@@ -68,22 +67,8 @@ class ConstantFoldingPass:
 
     def _evaluate(self, graph: Graph, node: Node, op: OpDef) -> list[np.ndarray] | None:
         """The node's output values, or None when it cannot (or should not) be folded."""
-        descs = [graph.desc(t) for t in node.outputs]
         operands = [Operand(graph.desc(t), graph.constants.get(t)) if t else None for t in node.inputs]
-        values: list[np.ndarray | None] | None = None
-        value_fn = op.value
-        if value_fn is not None:  # Shape, Size: computed from the input's desc, no data needed
-            values = _call(lambda: value_fn(node, operands))
-        if not _complete(values, descs) and all(o is None or o.value is not None for o in operands):
-            if sum(d.numel or 0 for d in descs) > self.max_elements:
-                return None  # too big to hold as a constant (known before computing it)
-            values = _call(lambda: list(op.kernel(node, [o.value if o else None for o in operands])))
-        if values is None or not _complete(values, descs):
-            return None
-        arrays = [np.asarray(v) for v in values[: len(descs)]]
-        if sum(a.size for a in arrays) > self.max_elements or not _match(arrays, descs):
-            return None
-        return arrays
+        return evaluate(node, op, operands, [graph.desc(t) for t in node.outputs], self.max_elements)
 
 
 def _inline(graph: Graph, node: Node, op: OpDef, keep: set[str]) -> list[Node]:
@@ -95,29 +80,3 @@ def _inline(graph: Graph, node: Node, op: OpDef, keep: set[str]) -> list[Node]:
     if attr is None or not can_inline(graph, node, attr):
         return []
     return inline_subgraph(graph, node, attr)
-
-
-def _call(fn: Callable[[], Sequence[np.ndarray | None]]) -> list[np.ndarray | None] | None:
-    """Run a kernel or value function; a failure leaves the node for the executor to report at run time."""
-    try:
-        with np.errstate(all="ignore"):  # ONNX semantics give inf/nan where numpy would warn
-            result = fn()
-    except Exception:
-        return None
-    return None if result is None else list(result)
-
-
-def _complete(values: list[np.ndarray | None] | None, descs: list[TensorDesc]) -> bool:
-    return values is not None and len(values) >= len(descs) and all(v is not None for v in values[: len(descs)])
-
-
-def _match(arrays: list[np.ndarray], descs: list[TensorDesc]) -> bool:
-    """The values are what inference promised (else readers' descs would no longer hold): fold only then."""
-    for array, desc in zip(arrays, descs, strict=True):
-        dtype = "str" if array.dtype.kind in "OUS" else array.dtype.name
-        if dtype != desc.dtype or array.ndim != desc.rank:
-            return False
-        if any(d >= 0 and d != s for d, s in zip(desc.shape, array.shape, strict=True)):
-            return False
-    return True
-

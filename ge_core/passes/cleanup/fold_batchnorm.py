@@ -10,11 +10,11 @@ import numpy as np
 
 from ge_core.ir.graph import Graph
 from ge_core.ir.node import Node
+from ge_core.ops import REGISTRY
 from ge_core.passes.cleanup.fold_scale import (
     RULES,
     Affine,
     apply_affine,
-    channel_axis,
     channel_count,
     fold_into_producer,
 )
@@ -64,11 +64,12 @@ def fold_batch_norm(graph: Graph, bn: Node, pinned: set[str]) -> str | None:
     x = bn.input(0)
     affine = _bn_affine(graph, bn)
     desc = graph.desc(x)
-    if affine is None or single_reader(graph, x) is not bn or desc.rank < 2 or desc.shape[1] != len(affine.scale):
+    axis = REGISTRY.channel_axis(bn, desc.rank)  # 1, None for an input of fewer dims
+    if affine is None or single_reader(graph, x) is not bn or axis is None or desc.shape[axis] != len(affine.scale):
         return None
     producer = _fold_ops_between(graph, graph.producer(x), pinned)
-    if producer is None or producer.op_type not in FOLDS_INTO or channel_axis(producer, desc.rank) != 1:
-        return None  # BN normalises axis 1; for Gemm that is the column axis
+    if producer is None or producer.op_type not in FOLDS_INTO or REGISTRY.channel_axis(producer, desc.rank) != axis:
+        return None  # the producer's channels must lie on the axis BN normalises (for Gemm: its column axis)
     x = bn.input(0)  # the producer's output, now that the ops between are folded
     if channel_count(graph, producer) != len(affine.scale):
         return None

@@ -17,6 +17,7 @@ import numpy as np
 from ge_core.ir.graph import Graph
 from ge_core.ir.node import Node
 from ge_core.ir.tensor import TensorDesc
+from ge_core.ops import REGISTRY
 from ge_core.passes.infra.base import PassResult
 from ge_core.passes.infra.rewrite import bypass, control_pinned, drop_unused_constants, is_onnx, single_reader
 
@@ -33,12 +34,8 @@ class Affine:
 
 # ---- the ops whose weights absorb an affine map --------------------------------------------------------
 # Conv [Cout, Cin/g, k...], ConvTranspose [Cin, Cout/g, k...], Gemm and MatMul each rewrite their own weight
-# layout: the op names below are this rewrite's own cases, not a set of ops with a shared fact.
-
-def channel_axis(producer: Node, rank: int) -> int:
-    """The output axis that indexes output channels: 1 for convolutions and BN, the last for Gemm/MatMul."""
-    return 1 if producer.op_type in ("Conv", "ConvTranspose", "BatchNormalization") else rank - 1
-
+# layout: the op names below are this rewrite's own cases, not a set of ops with a shared fact. Which output
+# axis their channels lie on is such a fact: the registry's (OpDef.channel_axis).
 
 def channel_count(graph: Graph, producer: Node) -> int | None:
     """Output channels of a Conv/ConvTranspose/Gemm/MatMul whose weights (and bias) are float constants
@@ -210,7 +207,8 @@ def fold_into_producer(graph: Graph, node: Node, pinned: set[str]) -> str | None
         c = graph.constants[c_name]
         if channels is None or out.shape != p_out.shape or not out.dtype == p_out.dtype == c.dtype.name:
             continue
-        vec = per_channel(c, p_out, channel_axis(producer, p_out.rank), channels)
+        axis = REGISTRY.channel_axis(producer, p_out.rank)
+        vec = per_channel(c, p_out, axis, channels) if axis is not None else None
         affine = RULES[node.op_type](vec, i) if vec is not None else None
         if affine is None or (np.any(affine.shift) and not takes_shift(producer)):
             continue
