@@ -50,6 +50,7 @@ from onnx import TensorProto, helper
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
 import ge_core
+from bench.timing import cpu_model
 from ge_core.kernels import FAST_PATHS, cpu
 from ge_core.runtime.blas_threads import blas_core, blas_threads, set_blas_threads
 from ge_core.samples.registry import get_sample, sample_bytes
@@ -183,7 +184,7 @@ def main() -> None:
     ge_core.tune_process()  # the settings the CLI and the app run with (runtime/process.py)
     if args.blas_threads:
         set_blas_threads(args.blas_threads)
-    print(f"CPU: {_cpu_model()}, compiled kernels for {cpu.summary()}; fast paths taken: "
+    print(f"CPU: {cpu_model()}, compiled kernels for {cpu.summary()}; fast paths taken: "
           f"{', '.join(d.path.name for d in FAST_PATHS.decisions() if d.taken) or 'none'}")
     print(f"onnx {onnx.__version__}, onnxruntime {ort.__version__}, numpy {np.__version__}; numpy BLAS: OpenBLAS "
           f"{blas_core()} kernels, {blas_threads()} threads; ORT threads {args.threads}; median of {args.repeat} "
@@ -211,15 +212,6 @@ def main() -> None:
     total, own, theirs = overhead(args.overhead_nodes, args.repeat, args.threads)
     print(f"per-node overhead ({args.overhead_nodes} Relu on [1,16]): {total:.2f} us/node in all, "
           f"{own:.2f} us/node the interpreter's own (target <= 5 us); ONNX Runtime {theirs:.2f} us/node")
-
-
-def _cpu_model() -> str:
-    try:
-        names = [line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
-                 if line.startswith("model name")]
-    except OSError:
-        names = []
-    return f"{names[0] if names else 'unknown'} x {os.cpu_count()}"
 
 
 if __name__ == "__main__":

@@ -21,6 +21,10 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
+
+from bench.timing import cpu_model
+
 REPO = Path(__file__).resolve().parents[1]
 TARGET = 1.5
 
@@ -56,8 +60,8 @@ def main() -> None:
     parser.add_argument("--model", default="sample:resnet50")
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
-    print(f"{args.model}; {_cpu()}; load average {os.getloadavg()[0]:.1f}; median of {args.repeat} rounds, each in "
-          f"fresh caches")
+    print(f"{args.model}; CPU {cpu_model()}; load average {os.getloadavg()[0]:.1f}; median of {args.repeat} rounds, "
+          f"each in fresh caches")
     rounds = [one_round(args.model) for _ in range(args.repeat)]
     warmup, first, second, unwarmed = (statistics.median(column) for column in zip(*rounds, strict=True))
     print("| install's warmup | first run | second run | first / second | first run without the warmup |")
@@ -66,15 +70,6 @@ def main() -> None:
           f"{unwarmed:.1f} s ({unwarmed / second:.2f}x the second) |")
     print("rounds (warmup, first, second, unwarmed): " + "; ".join(", ".join(f"{v:.1f}" for v in r) for r in rounds))
     print(f"load average at the end {os.getloadavg()[0]:.1f}")
-
-
-def _cpu() -> str:
-    try:
-        names = [line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
-                 if line.startswith("model name")]
-    except OSError:
-        names = []
-    return f"CPU {names[0] if names else 'unknown'} x {os.cpu_count()}"
 
 
 if __name__ == "__main__":

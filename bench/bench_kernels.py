@@ -26,7 +26,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,6 +35,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
 import ge_core
+from bench.timing import cpu_model, median_seconds
 from ge_core.ir.graph import Graph
 from ge_core.ir.node import Node
 from ge_core.kernels import FAST_PATHS, cpu
@@ -79,23 +79,13 @@ class Capture(Interpreter):
         return super().run_body(body, args)
 
 
-def _median_seconds(fn: Callable[[], object], repeat: int) -> float:
-    fn()
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
-
-
 def _alternating(reference: Callable[[], object], fast: Callable[[], object], repeat: int) -> tuple[float, float]:
     """Medians of the two, timed in alternation (one round each, `repeat` rounds)."""
     ref, fst = [], []
     reference(), fast()
     for _ in range(repeat):
-        ref.append(_median_seconds(reference, 1))
-        fst.append(_median_seconds(fast, 1))
+        ref.append(median_seconds(reference, 1))
+        fst.append(median_seconds(fast, 1))
     return statistics.median(ref), statistics.median(fst)
 
 
@@ -177,8 +167,9 @@ def main() -> None:
         print(json.dumps({"cpu": cpu.summary(), "blas": blas_core(),
                           "paths": measure(args.models.split(","), args.repeat)}))
         return
-    print(f"host CPU: {_cpu_model()}; load average {os.getloadavg()[0]:.1f}; median of {args.repeat} alternating "
-          f"calls per node, summed per path; BLAS threads {args.blas_threads}; models: {args.models}")
+    print(f"host CPU: {cpu_model()} ({cpu.summary()}); load average {os.getloadavg()[0]:.1f}; median of "
+          f"{args.repeat} alternating calls per node, summed per path; BLAS threads {args.blas_threads}; "
+          f"models: {args.models}")
     results = {}
     with tempfile.TemporaryDirectory() as cache:
         for target in args.targets.split(","):
@@ -206,16 +197,6 @@ def _table(results: dict[str, dict[str, object]]) -> None:
             cells += [f"{row['reference_ms']:.2f}", f"{row['fast_ms']:.2f}",
                       f"{row['reference_ms'] / max(row['fast_ms'], 1e-9):.2f}x"]
         print(f"| {name} | {calls} | " + " | ".join(cells) + " |")
-
-
-def _cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return f"{line.split(':', 1)[1].strip()} ({cpu.summary()})"
-    except OSError:
-        pass
-    return cpu.summary()
 
 
 if __name__ == "__main__":
