@@ -19,8 +19,10 @@ is driven; with another BLAS the functions report None and do nothing, and `matm
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import functools
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -81,6 +83,24 @@ SMALL_GEMM_FLOPS = 12e6  # products below this run on one thread (see the module
 _configured = [0]  # the thread count for large products: numpy's own until set_blas_threads (0: not read yet)
 _current = [0]  # the count last set here (0: unknown)
 _adapt = [False]  # small products on one thread (adapt_threads)
+
+
+@contextlib.contextmanager
+def one_thread() -> Iterator[None]:
+    """Every product on one BLAS thread while inside (process-wide, so only for short work that must give the
+    same bits wherever it runs: OpenBLAS's results may differ in the last bits between thread counts)."""
+    found = _openblas()
+    if found is None:
+        yield
+        return
+    before = int(getattr(found[0], found[2])())
+    adapt, _adapt[0] = _adapt[0], False
+    _set(found, 1)
+    try:
+        yield
+    finally:
+        _set(found, before)
+        _adapt[0] = adapt
 
 
 def adapt_threads(on: bool) -> bool:

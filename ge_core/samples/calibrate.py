@@ -7,10 +7,15 @@ the model once on a seeded N(0, 1) input through ge_core's interpreter, node by 
 and at every BatchNormalization replaces mean (input 3) and var (input 4) by the per-channel mean and
 variance of the BN's input (over every axis but the channel axis). The new statistics go into the
 running values at once, so every later BN is calibrated on already-normalised activations, and into the
-ONNX model's initializers. Deterministic for a given model and seed.
+ONNX model's initializers. Deterministic for a given model and seed: the reference kernels run (not the
+fast paths, which may round differently) with numpy's BLAS on one thread, so that the statistics, and so a
+sample's bytes and its cache keys, are the same bits in every process of a machine (the CLI's, the app's, a
+test's), whatever fast paths or thread settings it has.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 import numpy as np
 import onnx
@@ -19,7 +24,8 @@ from onnx import numpy_helper
 from ge_core.frontend import load_onnx
 from ge_core.ir.graph import Graph
 from ge_core.ir.node import Node
-from ge_core.ops import REGISTRY
+from ge_core.ops import REGISTRY, blas
+from ge_core.ops.registry import OpDef
 from ge_core.runtime.interpreter import Interpreter
 
 # Variance floor: keeps var > 0 (a constant channel) so BN never divides by ~sqrt(epsilon) alone.
@@ -64,7 +70,8 @@ def calibration_feeds(graph: Graph, seed: int) -> dict[str, np.ndarray]:
 def _forward(graph: Graph, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """Run `graph` through the interpreter, calibrating each BN just before it runs; the new mean/var values."""
     calibrator = _Calibrator(graph)
-    calibrator.run(feeds)
+    with blas.one_thread():
+        calibrator.run(feeds)
     return calibrator.stats
 
 
@@ -79,6 +86,9 @@ class _Calibrator(Interpreter):
     def before_node(self, node: Node, env: dict[str, np.ndarray]) -> None:
         if node in self.targets:
             self.stats.update(_calibrate(node, env))
+
+    def call_kernel(self, node: Node, op: OpDef, args: list[np.ndarray | None]) -> Sequence[np.ndarray]:
+        return op.kernel(node, args)  # the reference kernel: the same bits with or without fast paths
 
 
 def _calibratable(graph: Graph, node: Node) -> bool:
