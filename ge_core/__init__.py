@@ -6,7 +6,9 @@ The public API (see DESIGN.md, "Contracts"); the web UI reaches the library only
     ge_core.execute(graph, feeds) -> dict[str, np.ndarray]
     ge_core.CompileConfig(...); ge_core.compile(graph, config) -> CompiledModel (.report, .run(feeds), .records)
     ge_core.simulate(compiled, hardware) -> SimResult
-    ge_core.Session(options): add_graph / build_graph / run_graph / warm_up / stats (GE's option names)
+    ge_core.Session(options): add_graph / build_graph / run_graph / warm_up / stats / save (GE's option names)
+    compiled.save("m.gem"); ge_core.load_compiled("m.gem", shapes=None, gear=None) -> CompiledModel (a gear)
+    ge_core.GearedModel.load("m.gem"): every gear of a model compiled with gears (.model_for, .run, .save)
     ge_core.sweep(models, configs, hardware, workers | scheduler, out) -> rows (ge_core/sweep: Dask)
     ge_core.from_torch(module, example_inputs, dynamic_shapes=None) -> Graph           (needs PyTorch)
     torch.compile(model, backend=ge_core.torch_backend(config)); ge_core.torch_stats()  (needs PyTorch)
@@ -18,7 +20,7 @@ variable, allocator setting or thread count (runtime/process.py).
 import importlib
 from typing import Any
 
-from ge_core.compiler import CompiledModel, compile, load_compiled
+from ge_core.compiler import CompiledModel, GearedModel, compile, load_compiled
 from ge_core.config import PRECISION_MODES, CompileConfig, MemoryConfig, pass_names
 from ge_core.dynamo import TorchStats, torch_backend, torch_stats
 from ge_core.errors import GEError
@@ -52,6 +54,7 @@ __all__ = [
     "ExecutionResult",
     "Executor",
     "GEError",
+    "GearedModel",
     "Graph",
     "HardwareProfile",
     "ImportResult",

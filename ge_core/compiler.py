@@ -20,15 +20,17 @@ from typing import Any
 import numpy as np
 
 from ge_core.config import CompileConfig, MemoryConfig
-from ge_core.errors import UsageError
+from ge_core.errors import UsageError, quote
 from ge_core.frontend import load_onnx
+from ge_core.frontend.input_shapes import format_input_shapes
 from ge_core.hardware import load_profile
 from ge_core.ir.graph import Graph
 from ge_core.ir.serialize import graph_digest
 from ge_core.memory import MemoryPlan, plan_memory, static_problem, validate_plan
 from ge_core.memory.order import order_choice
 from ge_core.offline.cache import CompileCache, compile_key
-from ge_core.offline.gem import Contents, read_gem, write_gem
+from ge_core.offline.gears import GearSet
+from ge_core.offline.gem import Contents, read_gem_gears, write_gem, write_gem_gears
 from ge_core.ops import REGISTRY
 from ge_core.passes.infra.instruments import (
     Instrument,
@@ -139,10 +141,80 @@ def pass_sections(records: Iterable[PassRecord]) -> dict[str, list[dict[str, Any
     return sections
 
 
-def load_compiled(path: str | os.PathLike[str]) -> CompiledModel:
-    """The offline model at `path` (written by CompiledModel.save), ready to run; a file from another version,
-    truncated or corrupted is refused with a ModelError. Its pass records keep no graph snapshots."""
-    return _from_contents(read_gem(path))
+@dataclass
+class GearedModel:
+    """A model compiled ahead for several input shapes, ATC's gears (--dynamic_dims, --dynamic_batch_size; a
+    Session with ge.dynamicDims builds one): a CompiledModel per gear, saved together as one offline model as
+    ATC's .om holds every gear. A run uses the gear its inputs equal; other shapes are refused, listing the
+    gears (as ACL refuses a gear that was not compiled)."""
+
+    gears: GearSet
+    models: list[CompiledModel]  # models[i] was compiled for gears.shapes[i]
+
+    def model_for(self, shapes: Mapping[str, Sequence[int]]) -> CompiledModel:
+        return self.models[self.gears.pick(shapes)]
+
+    def gear(self, value: str) -> CompiledModel:
+        """The gear written as its option writes it: "16,16" (--dynamic-dims), "4" (--dynamic-batch-size)."""
+        return self.models[self.gears.find(value)]
+
+    def run(self, feeds: Mapping[str, object]) -> dict[str, np.ndarray]:
+        return self.model_for({n: np.asarray(v).shape for n, v in feeds.items()}).run(feeds)
+
+    def save(self, path: str | os.PathLike[str]) -> Path:
+        """Write every gear into one offline model (`.gem`); the weights are stored once."""
+        return write_gem_gears(self.gears, [_contents(m) for m in self.models], path)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> GearedModel:
+        """Every gear of the offline model at `path` (refused as load_compiled refuses; and when it holds one
+        model, not gears)."""
+        gears, stored = read_gem_gears(path)
+        if gears is None:
+            raise UsageError(f"{quote(os.fspath(path))} holds one model, not gears.",
+                             hint="Load it with ge_core.load_compiled(path).")
+        return cls(gears, [_from_contents(stored[i]) for i in range(len(stored))])
+
+
+def load_compiled(path: str | os.PathLike[str], *, shapes: Mapping[str, Sequence[int]] | None = None,
+                  gear: int | str | None = None) -> CompiledModel:
+    """The offline model at `path` (written by CompiledModel.save or GearedModel.save), ready to run; a file
+    from another version, truncated or corrupted is refused with a ModelError. Its pass records keep no graph
+    snapshots. From a file with gears, one gear, as ACL's aclmdlSetInputDynamicDims names it before an
+    execute: the one `shapes` (the inputs' shapes) equal, or `gear` (its index, or its sizes as its option
+    writes them: "16,16", "4"), else the first; a shape outside the gears is refused listing them. Only
+    that gear's graphs are built. `load_gear` also says which gear it is."""
+    return load_gear(path, shapes=shapes, gear=gear)[0]
+
+
+def load_gear(path: str | os.PathLike[str], *, shapes: Mapping[str, Sequence[int]] | None = None,
+              gear: int | str | None = None) -> tuple[CompiledModel, GearSet | None, int]:
+    """load_compiled's model, the file's gears (None: it holds one model) and the index of the gear loaded."""
+    where = quote(os.fspath(path))
+    gears, stored = read_gem_gears(path, lambda found: _pick_gear(found, shapes, gear, where))
+    if gears is None and gear is not None:
+        raise UsageError(f"{where} holds one model, not gears: there is no gear {quote(gear)} to pick.",
+                         hint="Leave the gear out.")
+    index, contents = next(iter(stored.items()))
+    return _from_contents(contents), gears, index
+
+
+def _pick_gear(gears: GearSet, shapes: Mapping[str, Sequence[int]] | None, gear: int | str | None,
+               where: str) -> int:
+    if gear is None:
+        return 0 if shapes is None else gears.pick(shapes, where)
+    if isinstance(gear, int):
+        if not 0 <= gear < len(gears.shapes):
+            raise UsageError(f"{where} has no gear {gear}: it holds {gears.listing()}.",
+                             hint=f"Give an index from 0 to {len(gears.shapes) - 1}.")
+        index = gear
+    else:
+        index = gears.find(gear, where)
+    if shapes is not None and gears.index(shapes) != index:
+        raise UsageError(f"gear {gears.value_text(index)} of {where} is {format_input_shapes(gears.shapes[index])}; "
+                         f"the inputs are {format_input_shapes(shapes)}.",
+                         hint="Give inputs of that gear's shapes, or leave the gear out to pick it by the inputs.")
+    return index
 
 
 def _contents(compiled: CompiledModel) -> Contents:

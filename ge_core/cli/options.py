@@ -2,7 +2,8 @@
 CompileConfig (`config_from_args`), so no verb spells the configuration again.
 
     model_options()     MODEL, --input-shape, --debug                                   (every verb)
-                        MODEL: an .onnx file, sample:NAME, a .gem (run/compile/profile), or
+                        MODEL: an .onnx file, sample:NAME, a .gem (run/compile/profile; --gear picks
+                        a gear of one compiled with gears), or
                         model.py:FUNCTION, a PyTorch model (this runs the file's code: trusted files only)
     compile_options()   --config, --opt-level, --fusion-switch-file, --verify, --hardware,
                         --precision-mode and the memory-planning switches               (run, compile, profile)
@@ -15,17 +16,20 @@ at O3); a flag given overrides the file.
 from __future__ import annotations
 
 import argparse
+import sys
+import zipfile
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ge_core.compiler import CompiledModel, load_compiled
+from ge_core.compiler import CompiledModel, load_gear
 from ge_core.compiler import compile as ge_compile
 from ge_core.config import PRECISION_MODES, CompileConfig
 from ge_core.debugging.reproducer import REPRODUCER_KEYS
 from ge_core.errors import UsageError, quote
+from ge_core.frontend.input_shapes import format_input_shapes
 from ge_core.frontend.onnx import ImportResult, Source, import_onnx, load_onnx
 from ge_core.frontend.torch.factory import graph_from_factory, is_factory_spec
 from ge_core.ir.graph import Graph
@@ -124,9 +128,45 @@ def compiled_from_args(args: argparse.Namespace, *, default_opt_level: str = "O3
                              "cannot change it.", hint="Run it without compile options, or compile the .onnx again.")
         if not Path(args.model).is_file():
             raise UsageError(f"offline model {quote(args.model)} not found.")
-        return load_compiled(args.model)
+        return _offline_model(args)
+    if getattr(args, "gear", None) is not None:
+        raise UsageError(f"--gear picks a gear of an offline model (.gem); {quote(args.model)} is not one.",
+                         hint="Compile it with --dynamic-dims or --dynamic-batch-size and --output M.gem first.")
     config = config_from_args(args, default_opt_level=default_opt_level, default_hardware=default_hardware)
     return ge_compile(source_of(args), config, cache=cache_of(args))
+
+
+def _offline_model(args: argparse.Namespace) -> CompiledModel:
+    """The .gem MODEL; with gears, the gear --gear names, else the one of --inputs' shapes, else the first
+    (then said on stderr, with how to pick another)."""
+    inputs, gear = getattr(args, "inputs", None), getattr(args, "gear", None)
+    shapes = npz_shapes(inputs) if inputs else None
+    compiled, gears, index = load_gear(args.model, shapes=shapes, gear=gear)
+    if gears is not None:
+        print(f"gear {gears.value_text(index)} ({format_input_shapes(gears.shapes[index])}) of {args.model}, which "
+              f"has {gears.listing()}")
+        if shapes is None and gear is None and len(gears.shapes) > 1:
+            print("note: the first gear, with seeded random inputs; --gear or --inputs pick another.", file=sys.stderr)
+    return compiled
+
+
+def npz_shapes(path: str) -> dict[str, tuple[int, ...]]:
+    """The shape of every array of an .npz (feeds), read from the .npy headers: no array is loaded."""
+    if not Path(path).is_file():
+        raise UsageError(f"inputs file {quote(path)} not found.")
+    try:
+        with zipfile.ZipFile(path) as archive:
+            shapes = {}
+            for info in archive.infolist():
+                with archive.open(info) as member:
+                    version = np.lib.format.read_magic(member)
+                    header = np.lib.format.read_array_header_1_0 if version == (1, 0) else \
+                        np.lib.format.read_array_header_2_0
+                    shapes[info.filename.removesuffix(".npy")] = tuple(int(d) for d in header(member)[0])
+            return shapes
+    except (OSError, ValueError, zipfile.BadZipFile) as exc:
+        raise UsageError(f"inputs file {quote(path)} is not a readable .npz ({exc}).",
+                         hint="Write it with numpy.savez(path, input_name=array, ...).") from None
 
 
 def cache_of(args: argparse.Namespace) -> CompileCache | None:

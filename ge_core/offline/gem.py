@@ -2,11 +2,16 @@
 
 A zip holding:
 
-    manifest.json   {"format": "ge-workbench-offline-model", "format_version": 1, "ge_core_version",
+    manifest.json   {"format": "ge-workbench-offline-model", "format_version": 1 or 2, "ge_core_version",
                      "content_sha256": sha256 of model.json's bytes then arrays.npz's bytes}
-    model.json      the CompileConfig, the final and the imported graph (ge_core/ir/serialize.py), the memory
-                    plan, every pass record (without snapshots), compile seconds, report extras
-    arrays.npz      constants and array attributes, each a .npy member (numpy's format, never pickled)
+    model.json      format 1, one model: the CompileConfig, the final and the imported graph
+                    (ge_core/ir/serialize.py), the memory plan, every pass record (without snapshots), compile
+                    seconds, report extras.
+                    format 2, a model with gears (as ATC's .om compiled with --dynamic_dims or
+                    --dynamic_batch_size holds every gear): {"gears": the GearSet (ge_core/offline/gears.py),
+                    "models": one format-1 model per gear, "aliases": array keys stored once under another key}
+    arrays.npz      constants and array attributes, each a .npy member (numpy's format, never pickled); in
+                    format 2 an array equal in every gear (the weights) is stored once
 
 Loading checks the format and version first, then sizes against the memory budget, then the hash over
 the bytes actually read, and only then parses: a file from another version, truncated, corrupted or
@@ -20,7 +25,7 @@ import io
 import json
 import os
 import zipfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,11 +33,12 @@ from typing import Any
 import numpy as np
 
 from ge_core.config import CompileConfig
-from ge_core.errors import ModelError, quote
+from ge_core.errors import ModelError, UsageError, quote
 from ge_core.ir.graph import Graph
 from ge_core.ir.limits import MAX_MODEL_BYTES
 from ge_core.ir.serialize import graph_from_record, graphs_to_records, known_arrays
 from ge_core.memory.plan import MemoryPlan, plan_from_json
+from ge_core.offline.gears import GearSet
 from ge_core.offline.stored_npz import StoredMemberError, mapped, read_stored_npz, stored_member
 from ge_core.passes.infra.base import FusionDecision, Stage
 from ge_core.passes.infra.instruments import PassRecord
@@ -40,7 +46,8 @@ from ge_core.runtime.npz import npz_bytes
 from ge_core.version import __version__
 
 FORMAT = "ge-workbench-offline-model"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 1  # one model
+GEARS_FORMAT_VERSION = 2  # one model per gear
 MANIFEST, MODEL, ARRAYS = "manifest.json", "model.json", "arrays.npz"
 _HINT = "Compile the model again (python -m ge_core compile MODEL --output M.gem) with this version."
 
@@ -67,7 +74,26 @@ def write_gem(contents: Contents, path: str | os.PathLike[str], *, cache_key: st
     not stored (the cache: its key pins the model's content, so the caller's graph holds them); reading
     such a file needs the same graph."""
     model, arrays = _model_bytes(contents, snapshots, known)
-    manifest = {"format": FORMAT, "format_version": FORMAT_VERSION, "ge_core_version": __version__,
+    return _write(path, FORMAT_VERSION, model, arrays, cache_key)
+
+
+def write_gem_gears(gears: GearSet, models: Sequence[Contents], path: str | os.PathLike[str]) -> Path:
+    """Write one model per gear (`models[i]` compiled for `gears.shapes[i]`) to `path`, atomically; arrays
+    equal in several gears (the weights, folded ones too) are stored once."""
+    if len(models) != len(gears.shapes):
+        raise ValueError(f"{len(models)} models for {len(gears.shapes)} gears")
+    graphs = {f"{i}.{part}": graph for i, c in enumerate(models)
+              for part, graph in (("graph", c.graph), ("input", c.input_graph))}
+    records, arrays = graphs_to_records(graphs)  # one array object shared by gears is stored once here
+    unique, aliases = _dedupe(arrays)  # and equal arrays of distinct objects here
+    model = {"gears": gears.to_json(), "aliases": aliases,
+             "models": [_model_json(c, records[f"{i}.graph"], records[f"{i}.input"]) for i, c in enumerate(models)]}
+    return _write(path, GEARS_FORMAT_VERSION, json.dumps(model, separators=(",", ":")).encode("utf-8"),
+                  npz_bytes(unique), None)
+
+
+def _write(path: str | os.PathLike[str], version: int, model: bytes, arrays: bytes, cache_key: str | None) -> Path:
+    manifest = {"format": FORMAT, "format_version": version, "ge_core_version": __version__,
                 "content_sha256": _digest(model, arrays), "cache_key": cache_key}
     target = Path(path)
     partial = target.with_name(f".{target.name}.{os.getpid()}.partial")
@@ -81,10 +107,44 @@ def write_gem(contents: Contents, path: str | os.PathLike[str], *, cache_key: st
 
 def read_gem(path: str | os.PathLike[str], *, expect_key: str | None = None, known: Graph | None = None,
              snapshots: bool = True) -> Contents:
-    """What `path` holds; refused cleanly if it is not an offline model this version wrote intact (or, with
-    `expect_key`, not the cache entry of that key). `known`: the graph it was written with, if any.
-    `snapshots=False` leaves the stored graphs after each pass unbuilt (records without snapshots)."""
+    """The one model `path` holds; refused cleanly if it is not an offline model of one model this version
+    wrote intact (or, with `expect_key`, not the cache entry of that key). `known`: the graph it was written
+    with, if any. `snapshots=False` leaves the stored graphs after each pass unbuilt (records without
+    snapshots)."""
     where = quote(os.fspath(path))
+    version, model, arrays = _read(path, where, expect_key)
+    if version != FORMAT_VERSION:
+        raise ModelError(f"{where} holds a model with gears, not one model.",
+                         hint="Load it with ge_core.load_compiled(path, shapes=...) or GearedModel.load(path).")
+    if known is not None:
+        arrays.update(known_arrays(known))
+    return _contents(model, arrays, snapshots)
+
+
+def read_gem_gears(path: str | os.PathLike[str], pick: Callable[[GearSet], int] | None = None
+                   ) -> tuple[GearSet | None, dict[int, Contents]]:
+    """What `path` holds, either format: (None, {0: the model}) for one model, else (its gears, {gear index:
+    model}) for every gear, or only for the gear `pick(gears)` chooses (the others' graphs are not built).
+    Refused as read_gem refuses."""
+    where = quote(os.fspath(path))
+    version, model, arrays = _read(path, where, None)
+    if version == FORMAT_VERSION:
+        return None, {0: _contents(model, arrays)}
+    try:
+        gears = GearSet.from_json(model["gears"])
+        models = model["models"]
+        if not isinstance(models, list) or len(models) != len(gears.shapes):
+            raise ValueError(f"{len(gears.shapes)} gears but {len(models)} models")
+        arrays.update(_aliased(model["aliases"], arrays))
+    except (KeyError, TypeError, ValueError, UsageError) as exc:
+        raise ModelError(f"{where}: its gears are malformed ({type(exc).__name__}: {exc}).", hint=_HINT) from None
+    chosen = range(len(models)) if pick is None else [pick(gears)]
+    return gears, {i: _contents(models[i], arrays, False) for i in chosen}
+
+
+def _read(path: str | os.PathLike[str], where: str, expect_key: str | None
+          ) -> tuple[int, dict[str, Any], dict[str, np.ndarray]]:
+    """The format version, the parsed model.json and the arrays of an intact offline model."""
     try:  # one open file for the directory and the mapped bytes: a rename over `path` meanwhile is harmless
         with open(path, "rb") as file, zipfile.ZipFile(file) as archive:
             manifest = _manifest(archive, where)
@@ -97,12 +157,13 @@ def read_gem(path: str | os.PathLike[str], *, expect_key: str | None = None, kno
             else:
                 with mapped(file) as data:
                     arrays = _mapped_arrays(data, info, manifest, model, where, expect_key)
+        parsed = json.loads(model)
     except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
         raise ModelError(f"{where} is not a readable offline model ({type(exc).__name__}: {exc}).",
                          hint=_HINT) from None
-    if known is not None:
-        arrays.update(known_arrays(known))
-    return _contents(json.loads(model), arrays, snapshots)
+    if not isinstance(parsed, dict):
+        raise ModelError(f"{where}: its model.json is not an object.", hint=_HINT)
+    return int(manifest["format_version"]), parsed, arrays
 
 
 def _mapped_arrays(data: memoryview, info: zipfile.ZipInfo, manifest: Mapping[str, Any], model: bytes, where: str,
@@ -137,12 +198,47 @@ def _model_bytes(compiled: Contents, snapshots: bool, known: Graph | None) -> tu
             kept[id(r.snapshot)] = f"s{len(kept)}"
             graphs[kept[id(r.snapshot)]] = r.snapshot
     records, arrays = graphs_to_records(graphs, known)
-    model = {"config": compiled.config.to_json(), "graph": records["graph"], "input_graph": records["input"],
-             "memory": compiled.memory.to_json() if compiled.memory is not None else None,
-             "records": [_record_json(r, kept.get(id(r.snapshot))) for r in compiled.records],
-             "snapshots": {key: records[key] for key in kept.values()},
-             "compile_seconds": compiled.compile_seconds, "extra_report": compiled.extra_report}
+    model = _model_json(compiled, records["graph"], records["input"], kept, records)
     return json.dumps(model, separators=(",", ":")).encode("utf-8"), npz_bytes(arrays)
+
+
+def _model_json(compiled: Contents, graph: dict[str, Any], input_graph: dict[str, Any],
+                kept: Mapping[int, str] | None = None, snapshots: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """One model's model.json; `kept`: snapshot graph id -> its key in `snapshots` (records), if stored."""
+    kept, snapshots = kept or {}, snapshots or {}
+    return {"config": compiled.config.to_json(), "graph": graph, "input_graph": input_graph,
+            "memory": compiled.memory.to_json() if compiled.memory is not None else None,
+            "records": [_record_json(r, kept.get(id(r.snapshot))) for r in compiled.records],
+            "snapshots": {key: snapshots[key] for key in kept.values()},
+            "compile_seconds": compiled.compile_seconds, "extra_report": compiled.extra_report}
+
+
+def _dedupe(arrays: Mapping[str, np.ndarray]) -> tuple[dict[str, np.ndarray], dict[str, str]]:
+    """The arrays with equal ones (same dtype, shape and bytes) kept once, and {dropped key: kept key}.
+    Only arrays sharing a dtype and shape are hashed."""
+    groups: dict[tuple[np.dtype[Any], tuple[int, ...]], list[str]] = {}
+    for key, value in arrays.items():
+        groups.setdefault((value.dtype, value.shape), []).append(key)
+    unique, aliases = dict(arrays), {}
+    for keys in groups.values():
+        first_by_digest: dict[str, str] = {}
+        for key in keys if len(keys) > 1 else ():
+            flat = np.ascontiguousarray(arrays[key]).reshape(-1).view(np.uint8)
+            kept = first_by_digest.setdefault(hashlib.sha256(flat.data).hexdigest(), key)
+            if kept != key:
+                aliases[key] = kept
+                del unique[key]
+    return unique, aliases
+
+
+def _aliased(aliases: Mapping[str, str], arrays: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The arrays stored once under another key, by the keys the graphs use (one shared object each)."""
+    if not isinstance(aliases, Mapping):
+        raise TypeError("aliases is not an object")
+    missing = sorted(k for k, v in aliases.items() if v not in arrays or k in arrays)
+    if missing:
+        raise ValueError(f"array aliases {missing[:3]} name no stored array, or a stored one")
+    return {key: arrays[kept] for key, kept in aliases.items()}
 
 
 def _record_json(record: PassRecord, snapshot: str | None) -> dict[str, Any]:
@@ -170,10 +266,10 @@ def _manifest(archive: zipfile.ZipFile, where: str) -> dict[str, Any]:
     manifest = json.loads(archive.read(MANIFEST))
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         raise ModelError(f"{where} is not a GE Workbench offline model.", hint=_HINT)
-    if manifest.get("format_version") != FORMAT_VERSION:
+    if manifest.get("format_version") not in (FORMAT_VERSION, GEARS_FORMAT_VERSION):
         raise ModelError(f"{where} was written by ge_core {manifest.get('ge_core_version', '?')} in offline-model "
-                         f"format {manifest.get('format_version')!r}; this version reads format {FORMAT_VERSION}.",
-                         hint=_HINT)
+                         f"format {manifest.get('format_version')!r}; this version reads format {FORMAT_VERSION} "
+                         f"(one model) and format {GEARS_FORMAT_VERSION} (a model with gears).", hint=_HINT)
     return manifest
 
 

@@ -42,6 +42,7 @@ class SessionOptions:
     gears: tuple[InputShapes, ...] = ()  # one compile each, at build time
     fusion_mode: str = "offline"
     cache_dir: Path | None = None
+    gear_option: str = ""  # ATC's name of the option that gave the gears: dynamic_dims or dynamic_batch_size
 
     @classmethod
     def parse(cls, options: Mapping[str, object] | None, base: CompileConfig | None = None) -> SessionOptions:
@@ -65,7 +66,8 @@ class SessionOptions:
         spec = parse_shape_spec(given["ge.inputShape"]) if given.get("ge.inputShape") else None
         mode = _choice(given, "ge.fusionMode", FUSION_MODES, "offline")
         cache = Path(given["ge.graph_compiler_cache_dir"]) if given.get("ge.graph_compiler_cache_dir") else None
-        return cls(config, spec, _gears(given, spec, mode), mode, cache)
+        option = "dynamic_batch_size" if "ge.dynamicBatchSize" in given else "dynamic_dims"
+        return cls(config, spec, _gears(given, spec, mode), mode, cache, option)
 
     def with_spec(self, spec: ShapeSpec) -> SessionOptions:
         """These options for a graph whose own input shapes stand in for a missing ge.inputShape."""

@@ -2,7 +2,8 @@
 
     StaticPlan   static shapes: one compile at build; a run of another shape is refused
     GearPlan     ATC gears (ge.dynamicDims / ge.dynamicBatchSize): one compile per gear at build; a run picks
-                 the gear its shapes equal, a shape outside every gear is refused listing the gears
+                 the gear its shapes equal, a shape outside every gear is refused listing the gears; all the
+                 gears make one GearedModel (Session.save writes it as one offline model)
     RangePlan    -1 or LOW~HIGH dims: a compile on first use of each distinct shape (through the cache)
     OnlinePlan   ranges with ge.fusionMode online: one compile for the range at build, then UB fusion and
                  tiling decided per new shape at run time (ge_core/session/online.py), kept per shape
@@ -17,13 +18,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
-from ge_core.compiler import CompiledModel
+from ge_core.compiler import CompiledModel, GearedModel
 from ge_core.compiler import compile as ge_compile
 from ge_core.config import CompileConfig
 from ge_core.errors import UsageError, quote
 from ge_core.frontend.input_shapes import InputShapes, ShapeSpec, format_input_shapes
 from ge_core.ir.graph import Graph
 from ge_core.offline.cache import CompileCache
+from ge_core.offline.gears import GearSet
 from ge_core.session.online import decide, range_config
 from ge_core.session.shapes import outside, reshape_inputs, shapes_text
 
@@ -133,12 +135,12 @@ class StaticPlan:
 @dataclass
 class GearPlan:
     compiler: Compiler
-    gears: tuple[InputShapes, ...]
+    gears: GearSet
     models: dict[ShapeKey, CompiledModel] = field(default_factory=dict)
 
     def build(self) -> float:
         seconds = 0.0
-        for gear in self.gears:
+        for gear in self.gears.shapes:
             if shape_key(gear) not in self.models:
                 self.models[shape_key(gear)], spent = self.compiler.compile(gear)
                 seconds += spent
@@ -146,18 +148,19 @@ class GearPlan:
 
     def model_for(self, shapes: InputShapes) -> Served:
         seconds = self.build()
-        model = self.models.get(shape_key(shapes))
-        if model is None:
-            listed = "; ".join(shapes_text(g) for g in self.gears)
-            raise UsageError(f"input shapes {shapes_text(shapes)} match no gear. The gears: {listed}.",
-                             hint="Pad the inputs to a gear, or add a gear (ge.dynamicDims / ge.dynamicBatchSize).")
-        return Served(model, shapes, compile_seconds=seconds)
+        gear = self.gears.shapes[self.gears.pick(shapes, f"graph {quote(self.compiler.graph.name)}")]
+        return Served(self.models[shape_key(gear)], shapes, compile_seconds=seconds)
 
     def warm_shapes(self) -> list[InputShapes]:
-        return list(self.gears)
+        return list(self.gears.shapes)
 
     def models_so_far(self) -> list[CompiledModel]:
         return list(self.models.values())
+
+    def geared(self) -> GearedModel:
+        """Every gear, built now if need be, as one model (what an offline model with gears holds)."""
+        self.build()
+        return GearedModel(self.gears, [self.models[shape_key(gear)] for gear in self.gears.shapes])
 
 
 @dataclass

@@ -7,6 +7,7 @@
     outputs = session.run_graph(1, feeds)       # picks, compiles or decides the model for the feeds' shapes
     session.warm_up(1, shapes=[{"hidden": (1, 128, 64), "mask": (1, 128)}])   # dummy runs before traffic
     session.stats(1)    # {"compiles", "compile_seconds", "cache_hits", "runs", "run_seconds", "decisions", ...}
+    session.save(1, "m.gem")                    # every gear in one offline model (ge_core.GearedModel.load)
 
 With ge.socVersion a run goes through the NPU simulator (its outputs are the real kernels' outputs) and its
 simulated latency is kept in `last_run(graph_id)`; without one it runs on the CPU executor.
@@ -14,9 +15,11 @@ simulated latency is kept in `last_run(graph_id)`; without one it runs on the CP
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -26,6 +29,7 @@ from ge_core.errors import UsageError, quote
 from ge_core.frontend.input_shapes import DimRange, InputShapes, ShapeSpec
 from ge_core.ir.graph import Graph
 from ge_core.offline.cache import CompileCache
+from ge_core.offline.gears import GearSet
 from ge_core.runtime import random_feeds
 from ge_core.session.options import SessionOptions
 from ge_core.session.plans import Compiler, GearPlan, GraphStats, OnlinePlan, Plan, RangePlan, StaticPlan
@@ -138,6 +142,22 @@ class Session:
         """Every model this graph has compiled or decided so far (online: the range compile first)."""
         return self._entry(graph_id).plan.models_so_far()
 
+    def save(self, graph_id: GraphId, path: str | os.PathLike[str]) -> Path:
+        """Build this graph and write it as one offline model (`.gem`), as GE's aclgrphSaveModel writes an .om:
+        every gear (ge.dynamicDims / ge.dynamicBatchSize) in one file, read back by ge_core.GearedModel.load
+        or load_compiled(path, shapes=...), or the one model of static shapes. A range compiles per shape at
+        run time: it has nothing to save ahead."""
+        plan = self._entry(graph_id).plan
+        if isinstance(plan, GearPlan):
+            return plan.geared().save(path)
+        if isinstance(plan, StaticPlan):
+            plan.build()
+            assert plan.model is not None
+            return plan.model.save(path)
+        raise UsageError(f"graph {graph_id} has input shape ranges: each shape compiles at run time, so there is "
+                         "no model to save ahead.", hint="Give gears (ge.dynamicDims or ge.dynamicBatchSize) to "
+                         "compile every shape ahead, or static ge.inputShape.")
+
     def remove_graph(self, graph_id: GraphId) -> None:
         self._entry(graph_id)
         del self._graphs[graph_id]
@@ -173,7 +193,8 @@ def _plan(compiler: Compiler, options: SessionOptions, spec: ShapeSpec) -> Plan:
         if not is_static(rest):
             raise UsageError(f"inputs {', '.join(quote(n) for n in rest)} have unknown dims no gear sets.",
                              hint="Name every input with unknown dims in ge.inputShape.")
-        return GearPlan(compiler, tuple({**gear, **_static(rest)} for gear in options.gears))
+        shapes = tuple({**gear, **_static(rest)} for gear in options.gears)
+        return GearPlan(compiler, GearSet(options.input_shape or {}, options.gear_option, shapes))
     if is_static(spec):
         return StaticPlan(compiler, _static(spec))
     if options.fusion_mode == "online":

@@ -67,5 +67,12 @@ def test_profile_on_a_range_compiles_the_shape_it_is_given(tmp_path: Path,
 def test_files_of_one_compiled_model_are_refused_with_dynamic_shapes(tmp_path: Path,
                                                                      capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run_cli(["compile", MODEL, "--input-shape", UNKNOWN, "--dynamic-dims", "16,16",
-                            "--output", str(tmp_path / "m.gem")], capsys)
-    assert code == 2 and "--output" in err and "static --input-shape" in err
+                            "--report", str(tmp_path / "r.json")], capsys)
+    assert code == 2 and "--report" in err and "static --input-shape" in err
+
+
+def test_a_range_has_no_offline_model_to_write(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--output with gears writes them all (tests/cli/test_offline.py); a range compiles per shape at run time."""
+    code, out, err = run_cli(["compile", MODEL, "--input-shape", RANGE, "--output", str(tmp_path / "m.gem")], capsys)
+    assert code == 2 and "--output" in err and "--dynamic-dims" in err and out == ""
+    assert not (tmp_path / "m.gem").exists()

@@ -149,3 +149,26 @@ def test_warm_up_of_a_range_compiles_the_shapes_given(encoder: ge_core.Graph, fe
     compiles = session.stats(1)["compiles"]
     session.run_graph(1, feeds(50))
     assert session.stats(1)["compiles"] == compiles == 1
+
+
+def test_save_writes_every_gear_into_one_offline_model(encoder: ge_core.Graph, feeds: Callable[[int], Feeds],
+                                                        tmp_path: Path) -> None:
+    session = ge_core.Session({"ge.inputShape": UNKNOWN, "ge.dynamicDims": "16,16;64,64"})
+    session.add_graph(1, encoder)
+    path = session.save(1, tmp_path / "m.gem")  # builds the gears first
+    assert session.stats(1)["compiles"] == 2
+    loaded = ge_core.GearedModel.load(path)
+    assert [m.config.input_shapes for m in loaded.models] == ["hidden:1,16,64;mask:1,16", "hidden:1,64,64;mask:1,64"]
+    assert equal(loaded.run(feeds(64)), session.run_graph(1, feeds(64)))
+
+
+def test_save_writes_a_static_graph_as_one_model_and_refuses_a_range(encoder: ge_core.Graph,
+                                                                     tmp_path: Path) -> None:
+    static = ge_core.Session({"ge.inputShape": "hidden:1,24,64;mask:1,24"})
+    static.add_graph(1, encoder)
+    assert ge_core.load_compiled(static.save(1, tmp_path / "s.gem")).config.input_shapes == "hidden:1,24,64;mask:1,24"
+    ranged = ge_core.Session({"ge.inputShape": RANGE, "ge.fusionMode": "online"})
+    ranged.add_graph(1, encoder)
+    with pytest.raises(UsageError, match="no model to save ahead"):
+        ranged.save(1, tmp_path / "r.gem")
+    assert ranged.stats(1)["compiles"] == 0  # refused before compiling anything

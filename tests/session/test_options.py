@@ -50,3 +50,4 @@ def test_gears_fill_the_unknown_dims_in_order() -> None:
     assert options.gears == ({"a": (1, 16), "b": (2, 4)}, {"a": (1, 64), "b": (8, 4)})
     batch = SessionOptions.parse({"ge.inputShape": "a:-1,3;b:-1", "ge.dynamicBatchSize": "1,4"})
     assert batch.gears == ({"a": (1, 3), "b": (1,)}, {"a": (4, 3), "b": (4,)})
+    assert (options.gear_option, batch.gear_option) == ("dynamic_dims", "dynamic_batch_size")  # ATC's names
