@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
+import pandas as pd
+
 from ge_core.debugging.ge_codes import CodeExplanation, StatusExplanation, explain_code, explain_status
 from ge_core.debugging.ge_log_lines import (
     ERROR_LEVELS,
@@ -39,6 +41,9 @@ MAX_LINES = 1_000_000
 MAX_LINE_CHARS = 16_384
 MAX_DETAILS = 40
 MAX_ENTRIES = 1_000
+# An ATC console log (tests/debugging/ge_logs/SOURCES.md names its source), the Debug page's example.
+EXAMPLE = Path(__file__).resolve().parent / "data" / "examples" / "atc_strided_slice.log"
+CHAIN_COLUMNS = ["#", "line", "code", "module", "message", "times", "where", "ops", "op_types", "kernels", "status"]
 
 
 @dataclass
@@ -281,3 +286,18 @@ def _text_lines(stream: BinaryIO, name: str) -> Iterator[str]:
             if more.endswith(b"\n"):
                 break
         yield chunk.decode("utf-8", "replace")
+
+
+def example_ge_log() -> tuple[str, str]:
+    """(file name, text) of the example log: a failed ATC compile, quoted from a public issue."""
+    return EXAMPLE.name, EXAMPLE.read_text(encoding="utf-8")
+
+
+def chain_frame(log: GELog) -> pd.DataFrame:
+    """The chain as a table (CHAIN_COLUMNS), first cause first; names joined by ", "."""
+    rows = [{"#": number, "line": e.line, "code": e.code, "module": e.module, "message": e.message,
+             "times": e.count, "where": e.where, "ops": ", ".join(e.names.ops),
+             "op_types": ", ".join(e.names.op_types), "kernels": ", ".join(e.names.kernels),
+             "status": "; ".join(f"{s.name} ({s.signed})" for s in e.status_explanations)}
+            for number, e in enumerate(log.errors, start=1)]
+    return pd.DataFrame(rows, columns=CHAIN_COLUMNS)

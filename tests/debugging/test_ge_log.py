@@ -10,15 +10,23 @@ from pathlib import Path
 import pytest
 
 from ge_core.debugging import ge_log
-from ge_core.debugging.ge_log import GELog, parse_ge_log_text, read_ge_log_file, read_ge_log_stream
+from ge_core.debugging.ge_log import (
+    GELog,
+    chain_frame,
+    example_ge_log,
+    parse_ge_log_text,
+    read_ge_log_file,
+    read_ge_log_stream,
+)
 from ge_core.errors import ModelError, ResourceLimitError
 
 LOGS = Path(__file__).parent / "ge_logs"
-FIXTURES = sorted(LOGS.glob("*.log"))
+EXAMPLE = ge_log.EXAMPLE  # the Debug page's example, an excerpt like the others
+FIXTURES = [*sorted(LOGS.glob("*.log")), EXAMPLE]
 
 
 def read(name: str) -> GELog:
-    return read_ge_log_file(LOGS / name)
+    return read_ge_log_file(EXAMPLE if name == EXAMPLE.name else LOGS / name)
 
 
 def chain(log: GELog) -> list[str]:
@@ -35,7 +43,7 @@ def test_every_fixture_names_its_source_and_stays_small(path: Path) -> None:
 
 
 def test_atc_console_chain_starts_with_the_first_cause_and_keeps_the_headline_code() -> None:
-    log = read("atc_qwen_strided_slice.log")
+    log = read(EXAMPLE.name)
     messages = chain(log)
     assert messages[0].startswith("Failed to assemble op args with op[")  # TraceBack: innermost first
     assert messages[-2:] == ["build graph failed, graph id:0, ret:4294967295", "GenerateOfflineModel execute f"]
@@ -200,3 +208,13 @@ def test_an_endless_line_is_cut_not_held() -> None:
 def test_pasted_text_without_any_error_gives_an_empty_chain() -> None:
     log = parse_ge_log_text("hello\nworld\n")
     assert log.errors == () and log.first_cause is None and log.other_lines == 2
+
+
+def test_the_chain_as_a_table_and_the_packaged_example() -> None:
+    name, text = example_ge_log()
+    log = parse_ge_log_text(text, name)
+    frame = chain_frame(log)
+    assert list(frame.columns) == ge_log.CHAIN_COLUMNS and len(frame) == len(log.errors)
+    compile_op = frame[frame["code"] == "E20001"].iloc[0]
+    assert compile_op["op_types"] == "StridedSliceD" and compile_op["times"] == 2
+    assert frame.iloc[-2]["status"] == "FAILED (-1)"
