@@ -202,14 +202,14 @@ def _in_block(chain: _Chain, block: _Block, line: Line, number: int) -> _Block:
 def _text(chain: _Chain, block: _Block | None, line: Line, number: int) -> _Block | None:
     """A line in no format of GE's: a headline's continuation, a banner's indented message, or noise."""
     if block is not None and line.message:
-        if block.headline is not None and not block.in_traceback and not (block.cause or block.solution):
-            if len(block.details) < MAX_DETAILS:
-                block.details.append(line.message)
+        continues = block.headline is not None and not block.in_traceback and not (block.cause or block.solution)
+        if continues and len(block.details) < MAX_DETAILS:  # past that, the text is not the headline's any more
+            block.details.append(line.message)
             return block
         if line.indented and (block.in_traceback or block.code):
             _in_block(chain, block, Line("frame", line.text, line.message, indented=True), number)
             return block
-    if block is not None and (not line.message or not line.indented):
+    if block is not None and (not line.message or not line.indented or len(block.details) >= MAX_DETAILS):
         _close(chain, block)
         block = None
     if block is None and is_key_phrase(line.text):

@@ -218,3 +218,11 @@ def test_the_chain_as_a_table_and_the_packaged_example() -> None:
     compile_op = frame[frame["code"] == "E20001"].iloc[0]
     assert compile_op["op_types"] == "StridedSliceD" and compile_op["times"] == 2
     assert frame.iloc[-2]["status"] == "FAILED (-1)"
+
+
+def test_a_headline_followed_by_endless_other_output_lets_go_of_it() -> None:
+    text = "RuntimeError: E40021: Failed to compile Op [x].\n" + "training step\n" * 500
+    text += "    build graph failed, graph id:3, ret:4294967295\n"
+    log = parse_ge_log_text(text)
+    assert len(log.errors[0].details) == ge_log.MAX_DETAILS
+    assert log.errors[-1].message == "build graph failed, graph id:3, ret:4294967295"
