@@ -190,8 +190,7 @@ _ERRORNO = re.compile(r"^ErrorNo:\s*\d+\([^)]*\)\s*")
 def key_of(message: str) -> str:
     """Messages that differ only in numbers, GE's [Stage][Step] tags or the trailing punctuation are repeats:
     the same failure reported again by another module, another subgraph or a retry."""
-    text = _LEADING_TAGS.sub("", message)
-    text = _ERRORNO.sub("", _LEADING_TAGS.sub("", text))
+    text = _LEADING_TAGS.sub("", _ERRORNO.sub("", _LEADING_TAGS.sub("", message)))
     text = text.replace("4294967295", "-1")
     text = re.sub(r"0x[0-9a-fA-F]+", "#", text)
     text = re.sub(r"\d+", "#", text)
@@ -244,7 +243,7 @@ def _keep(into: list[str], name: str | None) -> None:
         into.append(name)
 
 
-_STATUS = re.compile(r"\b(?:ErrorNo:\s*|ret(?:urn)?\s*(?:[:=]\s*|\[))(?P<value>-?\d+|0x[0-9a-fA-F]+)")
+_STATUS = re.compile(r"\b(?:ErrorNo:\s*|ret(?:urn)?\s*(?:[:=]\s*|\[))(?P<value>0x[0-9a-fA-F]+|-?\d+)")
 
 
 def statuses_in(text: str) -> list[int]:
