@@ -1,4 +1,5 @@
-"""Debug page: where import, compile or run broke, numeric bisection over the passes, a reproducer."""
+"""Debug page: where import, compile or run broke, numeric bisection over the passes, a reproducer, and a log
+from real GE read into its chain of errors."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from workbench_ui.debug_view import (
     show_phases,
     show_reproducer,
 )
+from workbench_ui.ge_log_view import show_ge_log_section
 from workbench_ui.router import page_start
 from workbench_ui.session import compile_outcome
 from workbench_ui.text import md_escape
@@ -24,7 +26,8 @@ INTRO = (
     "failing pass and its stage, and the nodes concerned, outlined in the graph as it was *before* the "
     "failing pass. **Numeric bisection** runs the graph kept after every pass on the same inputs and finds "
     "the first pass whose outputs drift from the imported model's. The **reproducer** zip replays it all "
-    "with `python -m ge_core`."
+    "with `python -m ge_core`. **A log from real GE** (ATC, torch_npu, a plog) is read into the chain of "
+    "errors it reports, the first cause on top, each error code in plain words."
 )
 
 config, choice = page_start("Debug", INTRO)
@@ -42,6 +45,8 @@ with body:
     st.markdown("#### Reproducer")
     failure = first_failure(outcome, numerics)
     show_reproducer(config, outcome, failure, seed)
+    graph = outcome.compiled.input_graph if outcome.compiled is not None else None
+    show_ge_log_section({n.name for n in graph.nodes} if graph is not None else set(), choice.title)
 with overview:
     show_phases(failure, ran=numerics is not None and numerics.failure is None)
     if failure is not None:

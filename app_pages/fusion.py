@@ -1,5 +1,6 @@
 """Fusion page: every fusion decision (filterable, reasons in full), the per-pattern counts of GE's
-fusion_result.json, the picked decision's graph before and after its pass, and a node's fusion history."""
+fusion_result.json, the picked decision's graph before and after its pass, a node's fusion history, and a
+fusion_result.json from real GE beside ours."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from workbench_ui.fusion_view import (
     show_summary,
     summary_of,
 )
+from workbench_ui.ge_fusion_view import show_ge_fusion_result
 from workbench_ui.router import page_start
 from workbench_ui.text import md_escape
 
@@ -51,3 +53,4 @@ if picked is not None:
 else:
     show_final_graph(key, compiled)
 show_node_fusions(compiled)
+show_ge_fusion_result(key, compiled)

@@ -1,23 +1,68 @@
-"""Debugging a compile: failures in plain words, numeric bisection over the passes, reproducer zips."""
+"""Debugging a compile: failures in plain words, numeric bisection over the passes, reproducer zips; and what
+real GE left behind: its error logs read into a chain of explained errors, its fusion_result.json."""
 
 from ge_core.debugging.bisect import DEFAULT_TOLERANCE, BisectResult, StepNumerics, bisect_numerics, reference_failure
-from ge_core.debugging.dump import dump_zip, write_dumps
+from ge_core.debugging.dump import dump_zip, fusion_result, fusion_result_text, write_dumps
 from ge_core.debugging.failures import Failure, bug_failure, error_failure, import_failure, nodes_named, nodes_of
+from ge_core.debugging.ge_codes import CodeExplanation, ErrorCode, StatusExplanation, explain_code, explain_status
+from ge_core.debugging.ge_fusion_result import (
+    FusionResult,
+    GraphFusion,
+    PassCounts,
+    compare_fusion_results,
+    fusion_result_frame,
+    fusion_result_from_dict,
+    read_fusion_result,
+    read_fusion_result_file,
+)
+from ge_core.debugging.ge_log import (
+    ChainEntry,
+    GELog,
+    chain_frame,
+    example_ge_log,
+    parse_ge_log_text,
+    read_ge_log_file,
+    read_ge_log_stream,
+)
+from ge_core.debugging.ge_log_lines import Names
 from ge_core.debugging.reproducer import ReplayCommand, replay_commands, reproducer_zip
 
 __all__ = [
     "DEFAULT_TOLERANCE",
     "BisectResult",
+    "ChainEntry",
+    "CodeExplanation",
+    "ErrorCode",
     "Failure",
+    "FusionResult",
+    "GELog",
+    "GraphFusion",
+    "Names",
+    "PassCounts",
     "ReplayCommand",
+    "StatusExplanation",
     "StepNumerics",
     "bisect_numerics",
     "bug_failure",
+    "chain_frame",
+    "compare_fusion_results",
     "dump_zip",
     "error_failure",
+    "example_ge_log",
+    "explain_code",
+    "explain_status",
+    "fusion_result",
+    "fusion_result_frame",
+    "fusion_result_from_dict",
+    "fusion_result_text",
     "import_failure",
     "nodes_named",
     "nodes_of",
+    "parse_ge_log_text",
+    "read_fusion_result",
+    "read_fusion_result_file",
+    "read_ge_log_file",
+    "read_ge_log_stream",
     "reference_failure",
     "replay_commands",
     "reproducer_zip",

@@ -58,7 +58,7 @@ def write_dumps(compiled: CompiledModel, directory: str | Path, *, onnx: bool = 
             written.append(_write_canvas(folder / f"{stem}{CANVAS_SUFFIX}", canvas_json(compiled, i)))
     if any(r.decisions for r in compiled.records):
         path = folder / "fusion_result.json"
-        path.write_text(json.dumps(fusion_result(compiled.records), indent=2), encoding="utf-8")
+        path.write_text(fusion_result_text(compiled.records), encoding="utf-8")
         written.append(path)
     return written
 
@@ -82,17 +82,37 @@ def dump_zip(compiled: CompiledModel, folder_name: str = "dumps", *, onnx: bool 
 
 
 def fusion_result(records: list[PassRecord]) -> dict[str, dict[str, dict[str, dict[str, str]]]]:
-    """GE's fusion_result.json: per fusion pass, how often a pattern matched and how often it was applied."""
+    """GE's fusion_result.json as GE's writer lays it out (hicann/ge, compiler/engines/nn_engine/fusion/common/
+    fusion_statistic/fusion_statistic_writer.cc): per fusion pass, how often a pattern matched and how often
+    the fusion took effect, as strings; a UB pass also has repository_hit_times (we have no UB knowledge
+    repository: "0"); a section only when it has passes, nothing at all when no fusion pass decided anything.
+    `fusion_result_text` gives the file's bytes."""
     kinds = {p.name: getattr(p, "fusion_kind", "graph") for p in all_passes()}
-    result: dict[str, dict[str, dict[str, str]]] = {"graph_fusion": {}, "ub_fusion": {}}
+    counts: dict[str, dict[str, list[int]]] = {}
     for record in records:
         if not record.decisions:
             continue
-        section = result["ub_fusion" if kinds.get(record.name) == "ub" else "graph_fusion"]
-        entry = section.setdefault(record.name, {"match_times": "0", "effect_times": "0"})
-        entry["match_times"] = str(int(entry["match_times"]) + len(record.decisions))
-        entry["effect_times"] = str(int(entry["effect_times"]) + sum(d.accepted for d in record.decisions))
+        section = counts.setdefault("ub_fusion" if kinds.get(record.name) == "ub" else "graph_fusion", {})
+        entry = section.setdefault(record.name, [0, 0])
+        entry[0] += len(record.decisions)
+        entry[1] += sum(d.accepted for d in record.decisions)
+    if not counts:
+        return {}
+    result = {name: {pass_name: _fusion_entry(name, match, effect) for pass_name, (match, effect) in passes.items()}
+              for name, passes in counts.items()}
     return {"session_and_graph_id_0_0": result}
+
+
+def _fusion_entry(section: str, match: int, effect: int) -> dict[str, str]:
+    entry = {"effect_times": str(effect), "match_times": str(match)}
+    if section == "ub_fusion":
+        entry["repository_hit_times"] = "0"
+    return entry
+
+
+def fusion_result_text(records: list[PassRecord]) -> str:
+    """fusion_result.json's text as GE writes it: nlohmann::json's dump(4), whose objects are sorted maps."""
+    return json.dumps(fusion_result(records), indent=4, sort_keys=True, ensure_ascii=False)
 
 
 def _header(record: PassRecord) -> list[str]:

@@ -238,7 +238,7 @@ def test_switch_file_keeps_the_dry_run_log() -> None:
     decisions = [d for d in compiled.report["fusion"]["decisions"] if d["pass"] == "UbFusionPass"]
     assert [d["reason"] for d in decisions] == ["disabled by switch file"]
     assert fusion_result(compiled.records)["session_and_graph_id_0_0"]["ub_fusion"]["UbFusionPass"] == {
-        "match_times": "1", "effect_times": "0"}
+        "match_times": "1", "effect_times": "0", "repository_hit_times": "0"}
 
 
 def test_cycle_check_fires_as_a_guard(monkeypatch: pytest.MonkeyPatch) -> None:
