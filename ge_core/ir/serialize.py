@@ -50,16 +50,20 @@ def graph_to_record(graph: Graph, prefix: str = "g") -> tuple[dict[str, Any], Ar
 KNOWN = "known:"  # an array key naming a constant of the `known` graph: not stored, looked up by name
 
 
-def graphs_to_records(graphs: Mapping[str, Graph], known: Graph | None = None
+def graphs_to_records(graphs: Mapping[str, Graph], known: Graph | None = None, stored: Arrays | None = None
                       ) -> tuple[dict[str, dict[str, Any]], Arrays]:
     """Several graphs at once, their shared arrays (a graph and its compiled copy's weights) stored once.
     Arrays that are constants of `known` (the same objects: graph copies share them) are not returned:
-    the records name them `known:<tensor>`, and `known_arrays(known)` gives them back when reading."""
+    the records name them `known:<tensor>`, and `known_arrays(known)` gives them back when reading.
+    `stored`: arrays returned by an earlier call (same objects are named by their keys, not returned)."""
     store = _Store()
     for name, value in known.constants.items() if known is not None else ():
         store.put(KNOWN + name, value)
+    for key, value in (stored or {}).items():
+        store.put(key, value)
+    named = set(store)
     records = {prefix: _graph(graph, prefix, store) for prefix, graph in graphs.items()}
-    return records, {k: v for k, v in store.items() if not k.startswith(KNOWN)}
+    return records, {k: v for k, v in store.items() if k not in named}
 
 
 def known_arrays(known: Graph) -> dict[str, np.ndarray]:
@@ -77,16 +81,32 @@ def graph_from_record(record: Mapping[str, Any], arrays: Mapping[str, np.ndarray
 
 def graph_digest(graph: Graph) -> str:
     """A sha256 of the graph's whole content (structure, descs, attributes, every constant's bytes)."""
-    record, arrays = graph_to_record(graph)
-    digest = hashlib.sha256(json.dumps(record, sort_keys=True, separators=(",", ":")).encode())
-    for key in sorted(arrays):
-        value = np.ascontiguousarray(arrays[key])
-        digest.update(f"{key}:{value.dtype.str}:{value.shape}".encode())
-        if value.dtype.kind in "OUS":
-            digest.update(repr(value.tolist()).encode())
-        else:  # the bytes in place (no copy of a model's weights just to hash them)
-            digest.update(value.reshape(-1).view(np.uint8).data)
-    return digest.hexdigest()
+    return GraphDigest(graph).content()
+
+
+class GraphDigest:
+    """A graph's sha256 in two steps: `structure` (everything but the arrays' values: names, ops, edges,
+    descs, attributes, each array's key, dtype and shape) costs little; `content()` then hashes the arrays'
+    bytes too (most of the time on a model with weights: ~65 ms per 100 MB). Graphs that differ only in their
+    weights share a structure digest."""
+
+    def __init__(self, graph: Graph) -> None:
+        record, self._arrays = graph_to_record(graph)
+        digest = hashlib.sha256(json.dumps(record, sort_keys=True, separators=(",", ":")).encode())
+        for key in sorted(self._arrays):
+            value = self._arrays[key]
+            digest.update(f"{key}:{value.dtype.str}:{value.shape}".encode())
+        self.structure = digest.hexdigest()
+
+    def content(self) -> str:
+        digest = hashlib.sha256(self.structure.encode())
+        for key in sorted(self._arrays):
+            value = np.ascontiguousarray(self._arrays[key])
+            if value.dtype.kind in "OUS":
+                digest.update(repr(value.tolist()).encode())
+            else:  # the bytes in place (no copy of a model's weights just to hash them)
+                digest.update(value.reshape(-1).view(np.uint8).data)
+        return digest.hexdigest()
 
 
 def desc_to_json(desc: TensorDesc) -> dict[str, Any]:

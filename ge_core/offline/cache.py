@@ -9,6 +9,16 @@ once both succeed (the second rename wins; both wrote the same thing). An entry 
 name alone: reading it checks its content hash and that its manifest names the key asked for. The folder
 is bounded (`GE_CACHE_MAX_BYTES`, default 2 GiB): least recently used entries go first (a hit touches its
 entry). `GE_CACHE_DIR` overrides the per-user default folder.
+
+An entry is kept only where it pays. Hashing a model's weights and loading the weights its compile made
+can cost more than compiling (resnet50: a compile is mostly BatchNorm folding, one pass over the weights).
+So a store times a load of the entry it just wrote and keeps it only when hashing plus loading costs at
+most PAYS_BELOW of the compile; either way the costs go to a `.cost` file keyed by the model's *structure*
+(GraphDigest.structure: everything but the weights' values, which barely change either cost), so the next
+compile of a model that does not pay hashes no weights and looks nothing up. Costs are CPU seconds of the
+compiling thread, which other processes on a busy machine disturb far less than wall time.
+`GE_CACHE_KEEP=all` (or `keep_all=True`) keeps every compile unjudged: the test suite's setting, so what
+it checks of hits does not hang on timings.
 """
 
 from __future__ import annotations
@@ -18,19 +28,23 @@ import functools
 import hashlib
 import json
 import os
-from collections.abc import Iterator
-from dataclasses import dataclass
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ge_core.config import CompileConfig
 from ge_core.errors import ModelError, UsageError, quote
 from ge_core.hardware import load_profile
 from ge_core.ir.graph import Graph
+from ge_core.ir.serialize import GraphDigest
 from ge_core.offline.gem import FORMAT_VERSION, Contents, read_gem, write_gem
 from ge_core.version import __version__
 
 DEFAULT_MAX_BYTES = 2 << 30
-SUFFIX = ".gem"
+SUFFIX, COST_SUFFIX = ".gem", ".cost"
+PAYS_BELOW = 0.8  # keep an entry when hashing + loading cost at most this share of the compile (margin: one trial)
 
 
 def default_cache_dir() -> Path:
@@ -64,6 +78,41 @@ def compile_key(model_digest: str, config: CompileConfig) -> str:
 
 
 @dataclass
+class Costs:
+    """What compiling one model and loading its entry cost, in CPU seconds (its `.cost` file)."""
+
+    compile_seconds: float  # the passes and the plan (the model's import before them a hit pays too)
+    key_seconds: float  # hashing the model for the entry's key
+    load_seconds: dict[str, float] = field(default_factory=dict)  # reading the entry, per CompileCache.mode
+
+    def pays(self, mode: str) -> bool | None:
+        """Whether a hit costs at most PAYS_BELOW of the compile (None: no load was timed in this mode)."""
+        load = self.load_seconds.get(mode)
+        return None if load is None else self.key_seconds + load <= PAYS_BELOW * self.compile_seconds
+
+    def why(self, mode: str) -> str:
+        hit = self.key_seconds + self.load_seconds.get(mode, 0.0)
+        return (f"hashing the model and loading its entry ({mode.replace('_', ' ')}) take {hit:.3f} s of CPU "
+                f"against {self.compile_seconds:.3f} s to compile it")
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Costs:
+        return cls(float(data["compile_seconds"]), float(data["key_seconds"]),
+                   {str(k): float(v) for k, v in data["load_seconds"].items()})
+
+
+@dataclass
+class Lookup:
+    """One compile's way through the cache: the entry it hit, or the keys a store needs."""
+
+    costs_key: str  # the model's structure under the config: its `.cost` file
+    key: str | None = None  # the entry's; None when the costs said a hit would not pay (nothing looked up)
+    key_seconds: float = 0.0
+    contents: Contents | None = None  # the hit
+    why: str = ""  # why nothing was looked up
+
+
+@dataclass
 class CompileCache:
     folder: Path
     max_bytes: int = DEFAULT_MAX_BYTES
@@ -71,6 +120,7 @@ class CompileCache:
     # `compile --dump-dir` need them; running the model does not, and they are most of a hit's work on
     # small models (bert_encoder_torch: 0.18 of 0.22 s).
     snapshots: bool = True
+    keep_all: bool = field(default_factory=lambda: os.environ.get("GE_CACHE_KEEP") == "all")
 
     def __post_init__(self) -> None:
         self.folder = Path(self.folder)  # a str is fine too
@@ -80,8 +130,48 @@ class CompileCache:
         raw = os.environ.get("GE_CACHE_MAX_BYTES", "")
         return cls(default_cache_dir(), int(raw) if raw.isdigit() else DEFAULT_MAX_BYTES)
 
+    @property
+    def mode(self) -> str:
+        """What a hit loads: with snapshots it costs more, so whether it pays is judged per mode."""
+        return "snapshots" if self.snapshots else "no_snapshots"
+
     def path(self, key: str) -> Path:
         return self.folder / f"{key}{SUFFIX}"
+
+    def lookup(self, graph: Graph, config: CompileConfig) -> Lookup:
+        """The entry of compiling `graph` under `config` (a hit), else the key to store the compile under;
+        when this model's costs say a hit does not pay, its weights are not even hashed."""
+        code_fingerprint()  # once per process, whatever the model: not a hit's cost
+        start = time.thread_time()
+        digest = GraphDigest(graph)
+        costs_key = compile_key(digest.structure, config)
+        costs = None if self.keep_all else self._costs(costs_key)
+        if costs is not None and costs.pays(self.mode) is False:
+            return Lookup(costs_key, why=costs.why(self.mode))
+        key = compile_key(digest.content(), config)
+        found = Lookup(costs_key, key, time.thread_time() - start)
+        loading = time.thread_time()
+        found.contents = self.get(key, source=graph)
+        if found.contents is not None and costs is not None and costs.pays(self.mode) is None:
+            costs.load_seconds[self.mode] = time.thread_time() - loading  # its first hit in this mode
+            self._write_costs(costs_key, costs)
+        return found
+
+    def store(self, found: Lookup, contents: Contents, source: Graph, compile_seconds: float) -> dict[str, Any]:
+        """Write the entry `found` missed, time loading it back and keep it only if a hit pays; the report's
+        `kept` and `why`. `compile_seconds`: the compile's CPU seconds after the model's import."""
+        key = found.key or ""
+        self.put(key, contents, source)
+        if self.keep_all:
+            return {"kept": True}
+        loading = time.thread_time()
+        readable = self.get(key, source=source) is not None
+        costs = Costs(compile_seconds, found.key_seconds, {self.mode: time.thread_time() - loading})
+        self._write_costs(found.costs_key, costs)
+        if readable and costs.pays(self.mode):
+            return {"kept": True}
+        self.path(key).unlink(missing_ok=True)
+        return {"kept": False, "why": costs.why(self.mode) if readable else "its entry could not be read back"}
 
     def get(self, key: str, source: Graph | None = None) -> Contents | None:
         """The entry for `key`, or None (missing, or not trustworthy: then it is removed). `source`: the
@@ -107,7 +197,7 @@ class CompileCache:
         self.evict()
 
     def evict(self) -> None:
-        """Drop least recently used entries until the folder fits max_bytes."""
+        """Drop least recently used entries (and cost files) until the folder fits max_bytes."""
         entries = sorted(self._entries(), key=lambda e: e[1])
         total = sum(size for _, _, size in entries)
         for path, _, size in entries:
@@ -116,8 +206,26 @@ class CompileCache:
             path.unlink(missing_ok=True)
             total -= size
 
+    def _costs(self, costs_key: str) -> Costs | None:
+        path = self.folder / f"{costs_key}{COST_SUFFIX}"
+        try:
+            costs = Costs.from_json(json.loads(path.read_bytes()))
+            os.utime(path)  # a model compiled often keeps its verdict
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):  # none yet, or unreadable: judge again
+            return None
+        return costs
+
+    def _write_costs(self, costs_key: str, costs: Costs) -> None:
+        path = self.folder / f"{costs_key}{COST_SUFFIX}"
+        partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
+        try:
+            partial.write_text(json.dumps(dataclasses.asdict(costs)), encoding="utf-8")
+            os.replace(partial, path)
+        except OSError:  # a verdict is an optimisation: without it the next compile judges again
+            partial.unlink(missing_ok=True)
+
     def _entries(self) -> Iterator[tuple[Path, float, int]]:
-        for path in self.folder.glob(f"*{SUFFIX}"):
+        for path in [*self.folder.glob(f"*{SUFFIX}"), *self.folder.glob(f"*{COST_SUFFIX}")]:
             try:
                 info = path.stat()
             except OSError:  # evicted by another process meanwhile

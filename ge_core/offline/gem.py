@@ -3,10 +3,19 @@
 A zip holding:
 
     manifest.json   {"format": "ge-workbench-offline-model", "format_version": 1, "ge_core_version",
-                     "content_sha256": sha256 of model.json's bytes then arrays.npz's bytes}
+                     "content_sha256": sha256 of model.json's bytes, a NUL, then arrays.npz's bytes,
+                     "snapshots_sha256": the same of the two snapshot members, when they are there}
     model.json      the CompileConfig, the final and the imported graph (ge_core/ir/serialize.py), the memory
                     plan, every pass record (without snapshots), compile seconds, report extras
-    arrays.npz      constants and array attributes, each a .npy member (numpy's format, never pickled)
+    arrays.npz      constants and array attributes, each a .npy member (numpy's format, never pickled),
+                    stored 64-byte aligned so loading reads them once (ge_core/offline/stored_npz.py)
+    snapshots.json, snapshot_arrays.npz
+                    (compile cache entries) the graph after each pass and the arrays only those graphs
+                    hold: members of their own, so a load that does not want them neither hashes nor parses
+                    them (54 of synthetic_10k's 57 MB of JSON, 41 of inception_v2's 81 MB of arrays)
+
+A cache entry names the imported graph "known" instead of storing it: its key pins the model's content,
+so the graph being compiled is that graph (and its constants are the entry's "known:" arrays).
 
 Loading checks the format and version first, then sizes against the memory budget, then the hash over
 the bytes actually read, and only then parses: a file from another version, truncated, corrupted or
@@ -33,15 +42,16 @@ from ge_core.ir.graph import Graph
 from ge_core.ir.limits import MAX_MODEL_BYTES
 from ge_core.ir.serialize import graph_from_record, graphs_to_records, known_arrays
 from ge_core.memory.plan import MemoryPlan, plan_from_json
-from ge_core.offline.stored_npz import StoredMemberError, mapped, read_stored_npz, stored_member
+from ge_core.offline.stored_npz import StoredMemberError, aligned_npz_bytes, npz_arrays, read_member
 from ge_core.passes.infra.base import FusionDecision, Stage
 from ge_core.passes.infra.instruments import PassRecord
-from ge_core.runtime.npz import npz_bytes
 from ge_core.version import __version__
 
 FORMAT = "ge-workbench-offline-model"
 FORMAT_VERSION = 1
 MANIFEST, MODEL, ARRAYS = "manifest.json", "model.json", "arrays.npz"
+SNAPSHOTS, SNAPSHOT_ARRAYS = "snapshots.json", "snapshot_arrays.npz"
+KNOWN_GRAPH = "known"  # model.json's input_graph when it is the `known` graph the entry was written with
 _HINT = "Compile the model again (python -m ge_core compile MODEL --output M.gem) with this version."
 
 
@@ -66,15 +76,17 @@ def write_gem(contents: Contents, path: str | os.PathLike[str], *, cache_key: st
     is recorded in the manifest, so a cache entry cannot pass for another. Constants of `known` are named,
     not stored (the cache: its key pins the model's content, so the caller's graph holds them); reading
     such a file needs the same graph."""
-    model, arrays = _model_bytes(contents, snapshots, known)
+    members = _members(contents, snapshots, known)
     manifest = {"format": FORMAT, "format_version": FORMAT_VERSION, "ge_core_version": __version__,
-                "content_sha256": _digest(model, arrays), "cache_key": cache_key}
+                "content_sha256": _digest(members[MODEL], members[ARRAYS]), "cache_key": cache_key}
+    if SNAPSHOTS in members:
+        manifest["snapshots_sha256"] = _digest(members[SNAPSHOTS], members[SNAPSHOT_ARRAYS])
     target = Path(path)
     partial = target.with_name(f".{target.name}.{os.getpid()}.partial")
     with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as archive:
         archive.writestr(MANIFEST, json.dumps(manifest, indent=2))
-        archive.writestr(MODEL, model)
-        archive.writestr(ARRAYS, arrays, compress_type=zipfile.ZIP_STORED)  # weights barely compress: no inflating
+        for name, data in members.items():  # weights barely compress: arrays are stored, never inflated
+            archive.writestr(name, data, compress_type=zipfile.ZIP_STORED if name.endswith(".npz") else None)
     os.replace(partial, target)
     return target
 
@@ -83,66 +95,82 @@ def read_gem(path: str | os.PathLike[str], *, expect_key: str | None = None, kno
              snapshots: bool = True) -> Contents:
     """What `path` holds; refused cleanly if it is not an offline model this version wrote intact (or, with
     `expect_key`, not the cache entry of that key). `known`: the graph it was written with, if any.
-    `snapshots=False` leaves the stored graphs after each pass unbuilt (records without snapshots)."""
+    `snapshots=False` leaves the stored graphs after each pass unread (records without snapshots)."""
     where = quote(os.fspath(path))
-    try:  # one open file for the directory and the mapped bytes: a rename over `path` meanwhile is harmless
+    stored_snapshots = None
+    try:  # one open file throughout: a rename over `path` meanwhile is harmless
         with open(path, "rb") as file, zipfile.ZipFile(file) as archive:
             manifest = _manifest(archive, where)
             _check_sizes(archive, where)
-            model, info = archive.read(MODEL), archive.getinfo(ARRAYS)
-            if info.compress_type != zipfile.ZIP_STORED:  # written before arrays were stored: the slow way
-                arrays_bytes = archive.read(ARRAYS)
-                _check_digest(manifest, model, arrays_bytes, where, expect_key)
-                arrays = _arrays(arrays_bytes, where)
-            else:
-                with mapped(file) as data:
-                    arrays = _mapped_arrays(data, info, manifest, model, where, expect_key)
-    except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
+            if expect_key is not None and manifest.get("cache_key") != expect_key:
+                raise ModelError(f"{where} is not the cache entry it is named after.", hint=_HINT)
+            model, arrays = _read_part(file, archive, (MODEL, ARRAYS), manifest.get("content_sha256"), where)
+            if snapshots and SNAPSHOTS in archive.namelist():
+                text, more = _read_part(file, archive, (SNAPSHOTS, SNAPSHOT_ARRAYS),
+                                        manifest.get("snapshots_sha256"), where)
+                stored_snapshots = json.loads(text)
+                arrays.update(more)
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError, KeyError) as exc:
         raise ModelError(f"{where} is not a readable offline model ({type(exc).__name__}: {exc}).",
                          hint=_HINT) from None
     if known is not None:
         arrays.update(known_arrays(known))
-    return _contents(json.loads(model), arrays, snapshots)
+    return _contents(json.loads(model), arrays, stored_snapshots if snapshots else None, known)
 
 
-def _mapped_arrays(data: memoryview, info: zipfile.ZipInfo, manifest: Mapping[str, Any], model: bytes, where: str,
-                   expect_key: str | None) -> dict[str, np.ndarray]:
-    member = stored_member(data, info)
+def _read_part(file: io.BufferedIOBase, archive: zipfile.ZipFile, names: tuple[str, str], expected: object,
+               where: str) -> tuple[bytes, dict[str, np.ndarray]]:
+    """A JSON member and its arrays, neither parsed before the bytes read match the manifest's hash."""
+    text, info = archive.read(names[0]), archive.getinfo(names[1])
+    digest = hashlib.sha256(text)
+    digest.update(b"\0")
     try:
-        _check_digest(manifest, model, member, where, expect_key)
-        return read_stored_npz(member)
+        if info.compress_type != zipfile.ZIP_STORED:  # written before arrays were stored: the slow way
+            data = archive.read(names[1])
+            digest.update(data)
+            _check_digest(digest.hexdigest(), expected, names[0], where)
+            return text, _arrays(data, where)
+        buffer = read_member(file, info, digest)
+        _check_digest(digest.hexdigest(), expected, names[0], where)
+        return text, npz_arrays(buffer)
     except StoredMemberError as exc:
-        problem = str(exc)
-    finally:
-        member.release()
-    raise ModelError(f"{where}: its arrays cannot be read ({problem}).", hint=_HINT)
+        raise ModelError(f"{where}: its arrays cannot be read ({exc}).", hint=_HINT) from None
 
 
-def _check_digest(manifest: Mapping[str, Any], model: bytes, arrays: bytes | memoryview, where: str,
-                  expect_key: str | None) -> None:
-    """Nothing is parsed before the bytes read are the bytes the manifest's hash names."""
-    if manifest.get("content_sha256") != _digest(model, arrays):
-        raise ModelError(f"{where} is corrupted: its content does not match the hash in its manifest.", hint=_HINT)
-    if expect_key is not None and manifest.get("cache_key") != expect_key:
-        raise ModelError(f"{where} is not the cache entry it is named after.", hint=_HINT)
+def _check_digest(actual: str, expected: object, name: str, where: str) -> None:
+    if actual != expected:
+        raise ModelError(f"{where} is corrupted: its {name} does not match the hash in its manifest.", hint=_HINT)
 
 
 # -- writing -------------------------------------------------------------------------------------------
 
-def _model_bytes(compiled: Contents, snapshots: bool, known: Graph | None) -> tuple[bytes, bytes]:
+def _members(compiled: Contents, snapshots: bool, known: Graph | None) -> dict[str, bytes]:
+    """The file's members but the manifest: model.json and arrays.npz, and with `snapshots` the graphs
+    after each pass and the arrays only they hold (a load without them reads neither)."""
+    graphs = {"graph": compiled.graph}
+    if known is not compiled.input_graph:
+        graphs["input"] = compiled.input_graph
+    records, arrays = graphs_to_records(graphs, known)
     kept: dict[int, str] = {}  # snapshot graph id -> its record key (unchanged passes share one snapshot)
-    graphs = {"graph": compiled.graph, "input": compiled.input_graph}
+    taken: dict[str, Graph] = {}
     for r in compiled.records if snapshots else ():
         if r.snapshot is not None and id(r.snapshot) not in kept:
             kept[id(r.snapshot)] = f"s{len(kept)}"
-            graphs[kept[id(r.snapshot)]] = r.snapshot
-    records, arrays = graphs_to_records(graphs, known)
-    model = {"config": compiled.config.to_json(), "graph": records["graph"], "input_graph": records["input"],
+            taken[kept[id(r.snapshot)]] = r.snapshot
+    model = {"config": compiled.config.to_json(), "graph": records["graph"],
+             "input_graph": records.get("input", KNOWN_GRAPH),
              "memory": compiled.memory.to_json() if compiled.memory is not None else None,
              "records": [_record_json(r, kept.get(id(r.snapshot))) for r in compiled.records],
-             "snapshots": {key: records[key] for key in kept.values()},
              "compile_seconds": compiled.compile_seconds, "extra_report": compiled.extra_report}
-    return json.dumps(model, separators=(",", ":")).encode("utf-8"), npz_bytes(arrays)
+    members = {MODEL: _json_bytes(model), ARRAYS: aligned_npz_bytes(arrays)}
+    if snapshots:
+        stored, only_theirs = graphs_to_records(taken, known, stored=arrays)
+        members.update({SNAPSHOTS: _json_bytes(stored), SNAPSHOT_ARRAYS: aligned_npz_bytes(only_theirs)})
+    return members
+
+
+def _json_bytes(value: Any) -> bytes:
+    return json.dumps(value, separators=(",", ":")).encode("utf-8")
 
 
 def _record_json(record: PassRecord, snapshot: str | None) -> dict[str, Any]:
@@ -178,8 +206,9 @@ def _manifest(archive: zipfile.ZipFile, where: str) -> dict[str, Any]:
 
 
 def _check_sizes(archive: zipfile.ZipFile, where: str) -> None:
-    """model.json's and arrays.npz's declared sizes, checked before a byte is decompressed."""
-    total = archive.getinfo(MODEL).file_size + archive.getinfo(ARRAYS).file_size
+    """The members' declared sizes, checked before a byte is decompressed."""
+    names = set(archive.namelist())
+    total = sum(archive.getinfo(n).file_size for n in (MODEL, ARRAYS, SNAPSHOTS, SNAPSHOT_ARRAYS) if n in names)
     if total > MAX_MODEL_BYTES:
         raise ModelError(f"{where} unpacks to {total} bytes, over the {MAX_MODEL_BYTES}-byte limit.", hint=_HINT)
 
@@ -192,20 +221,29 @@ def _arrays(data: bytes, where: str) -> dict[str, np.ndarray]:
         raise ModelError(f"{where}: its arrays cannot be read ({exc}).", hint=_HINT) from None
 
 
-def _contents(model: Mapping[str, Any], arrays: Mapping[str, np.ndarray], with_snapshots: bool = True) -> Contents:
+def _contents(model: Mapping[str, Any], arrays: Mapping[str, np.ndarray], stored: Any,
+              known: Graph | None) -> Contents:
+    """`stored`: the snapshot records (None: leave them unbuilt); `known`: the graph the file names."""
     try:
         config = CompileConfig.from_json(model["config"])
         graph = graph_from_record(model["graph"], arrays)
-        input_graph = graph_from_record(model["input_graph"], arrays)
+        input_graph = _input_graph(model["input_graph"], arrays, known)
         memory = plan_from_json(model["memory"]) if model["memory"] is not None else None
-        stored = model.get("snapshots", {}) if with_snapshots else {}
-        snapshots = {k: graph_from_record(g, arrays) for k, g in stored.items()}
+        snapshots = {k: graph_from_record(g, arrays) for k, g in (stored or {}).items()}
         records = [_record(r, snapshots.get(r.get("snapshot") or "")) for r in model["records"]]
         seconds, extra = float(model["compile_seconds"]), dict(model["extra_report"])
     except (KeyError, TypeError, ValueError) as exc:
         raise ModelError(f"the offline model's content is malformed ({type(exc).__name__}: {exc}).",
                          hint=_HINT) from None
     return Contents(config, graph, input_graph, memory, records, seconds, extra)
+
+
+def _input_graph(record: Any, arrays: Mapping[str, np.ndarray], known: Graph | None) -> Graph:
+    if record != KNOWN_GRAPH:
+        return graph_from_record(record, arrays)
+    if known is None:
+        raise ValueError("the file names the graph it was compiled from, and none was given")
+    return known
 
 
 def _record(data: Mapping[str, Any], snapshot: Graph | None) -> PassRecord:

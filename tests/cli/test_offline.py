@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from ge_core.offline import cache as cache_module
 from tests.cli.test_cli import run_cli
 
 
@@ -53,3 +54,14 @@ def test_the_second_compile_hits_the_cache(tmp_path: Path, capsys: pytest.Captur
     assert json.loads(report.read_text())["cache"]["hit"] is True
     code, out, _ = run_cli([*args[:2], "--no-cache"], capsys)
     assert code == 0 and "cache: not used" in out
+
+
+def test_a_compile_whose_entry_does_not_pay_says_why(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("GE_CACHE_KEEP", raising=False)  # judged, as outside the test suite
+    monkeypatch.setattr(cache_module, "PAYS_BELOW", 0.0)  # no load is cheap enough
+    args = ["compile", "sample:mlp", "--cache-dir", str(tmp_path)]
+    code, out, _ = run_cli(args, capsys)
+    assert code == 0 and "cache: miss, not kept: hashing the model and loading its entry" in out
+    code, out, _ = run_cli(args, capsys)
+    assert code == 0 and "cache: skipped: hashing the model" in out and "to compile it" in out
