@@ -1,14 +1,17 @@
 """Compile cache: is a hit ever slower than the compile it replaces?
 
-    python bench/bench_compile_cache.py [--samples resnet50,mlp] [--repeat 5] [--no-torch] [--snapshots]
+    python bench/bench_compile_cache.py [--samples resnet50,mlp] [--repeat 5] [--no-torch] [--graph --snapshots]
 
 For every sample (ge_core.samples, the broken ones aside) without and with `--hardware ascend310`, the
-model's ONNX bytes are compiled as the CLI compiles them: `compile` is ge_core.compile with no cache (load,
-passes, plan), `cached` the same call through a CompileCache holding that compile (the key's hashing, the
-lookup, the load: a hit; or, where the cache decided at store time that a load does not pay, the compile
-again). Both are timed in one process, alternating, median of --repeat runs after the storing compile, so
-a burst of load on the machine hits both alike. `ratio` = cached / compile; done when every row's <= 1.
-`--snapshots` uses the web page's cache (it rebuilds the graph after every pass on a hit), not the CLI's.
+model's ONNX bytes are compiled as the CLI compiles them: `compile` is ge_core.compile with no cache (import,
+passes, plan), `cached` the same call through a CompileCache holding that compile (hashing the bytes, the
+lookup, the load: a hit; or, where the cache judged at store time that a hit does not pay, the compile
+again). Both are timed in one process, in pairs, after the storing compile, so a burst of load on the
+machine hits both alike: at least --repeat pairs, more for fast models (until the compiles have taken
+--seconds). `ratio` = the median of the pairs' cached / compile wall times; done when every row's <= 1.
+`cpu ratio` is the same in this process's CPU time, which other processes on a shared machine disturb less.
+`--graph` compiles the imported Graph instead (as the web page, the Session and torch.compile do: a hit
+still imports the model), `--snapshots` with the web page's cache (a hit rebuilds the graph after each pass).
 The torch samples need torch imported and each model exported (seconds each); `--no-torch` leaves them out.
 """
 
@@ -21,6 +24,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,13 +44,12 @@ class Row:
     sample: str
     hardware: str
     weights_mb: float
-    compile_s: float
+    compile_s: float  # medians
     cached_s: float
+    ratio: float  # the median of the pairs' ratios
+    cpu_ratio: float
+    runs: int
     entry: str  # "kept", or why not
-
-    @property
-    def ratio(self) -> float:
-        return self.cached_s / self.compile_s
 
 
 def cpu_model() -> str:
@@ -66,55 +69,65 @@ def load_average() -> str:
         return "unknown"
 
 
-def timed(fn: object, *args: object, **kwargs: object) -> tuple[float, ge_core.CompiledModel]:
-    start = time.perf_counter()
-    value = fn(*args, **kwargs)  # type: ignore[operator]
-    return time.perf_counter() - start, value
+def timed(fn: Callable[[], ge_core.CompiledModel]) -> tuple[float, float, ge_core.CompiledModel]:
+    """Wall and CPU seconds of one call."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    value = fn()
+    return time.perf_counter() - wall, time.process_time() - cpu, value
 
 
-def bench_one(sample: Sample, hardware: str | None, folder: Path, repeat: int, snapshots: bool) -> Row:
-    data = sample_bytes(sample.name)
+def bench_one(sample: Sample, hardware: str | None, folder: Path, repeat: int, seconds: float,
+              graph: bool, snapshots: bool) -> Row:
     config = CompileConfig.build(input_shapes=sample.input_shapes or None, hardware=hardware)
-    cache = CompileCache(folder / f"{sample.name}-{hardware}", snapshots=snapshots)
+    onnx_bytes = sample_bytes(sample.name)
+    data = ge_core.load_onnx(onnx_bytes, config.input_shapes or None) if graph else onnx_bytes
+    cache = CompileCache(folder / f"{sample.name}-{hardware}", snapshots=snapshots, keep_all=False)
     stored = ge_core.compile(data, config, cache=cache)  # the miss that stores (or judges) the entry
     weights = sum(a.nbytes for a in stored.input_graph.constants.values()) / 1e6
-    plain: list[float] = []
-    cached: list[float] = []
-    for _ in range(repeat):
-        plain.append(timed(ge_core.compile, data, config)[0])
-        seconds, model = timed(ge_core.compile, data, config, cache=cache)
-        cached.append(seconds)
+    plain: list[tuple[float, float]] = []
+    cached: list[tuple[float, float]] = []
+    while len(plain) < repeat or (sum(w for w, _ in plain) < seconds and len(plain) < 200):
+        plain.append(timed(lambda: ge_core.compile(data, config))[:2])
+        wall, cpu, model = timed(lambda: ge_core.compile(data, config, cache=cache))
+        cached.append((wall, cpu))
     entry = "kept" if model.cache["hit"] else f"not kept: {model.cache.get('why', 'miss')}"
-    return Row(sample.name, hardware or "-", weights, statistics.median(plain), statistics.median(cached), entry)
+    pairs = list(zip(cached, plain, strict=True))
+    return Row(sample.name, hardware or "-", weights, statistics.median(w for w, _ in plain),
+               statistics.median(w for w, _ in cached), statistics.median(a[0] / b[0] for a, b in pairs),
+               statistics.median(a[1] / max(b[1], 1e-9) for a, b in pairs), len(plain), entry)
 
 
 def table(rows: list[Row]) -> list[str]:
-    lines = ["| sample | hardware | weights MB | compile s | cached s | ratio | entry |",
-             "|---|---|---:|---:|---:|---:|---|"]
+    lines = ["| sample | hardware | weights MB | compile s | cached s | ratio | cpu ratio | runs | entry |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---|"]
     for r in rows:
-        lines.append(f"| {r.sample} | {r.hardware} | {r.weights_mb:.1f} | {r.compile_s:.3f} | {r.cached_s:.3f} | "
-                     f"{r.ratio:.2f} | {r.entry} |")
+        lines.append(f"| {r.sample} | {r.hardware} | {r.weights_mb:.1f} | {r.compile_s:.4f} | {r.cached_s:.4f} | "
+                     f"{r.ratio:.2f} | {r.cpu_ratio:.2f} | {r.runs} | {r.entry} |")
     return lines
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--samples", default="", help="sample names, comma separated (default: all but broken)")
-    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--repeat", type=int, default=5, help="runs of each, at least")
+    parser.add_argument("--seconds", type=float, default=1.0, help="more runs of fast models, up to this (or 200)")
     parser.add_argument("--no-torch", action="store_true", help="leave out the torch samples")
+    parser.add_argument("--graph", action="store_true", help="compile the imported Graph, not the ONNX bytes")
     parser.add_argument("--snapshots", action="store_true", help="the web page's cache (pass snapshots on a hit)")
     args = parser.parse_args()
     wanted = set(filter(None, args.samples.split(",")))
     samples = [s for s in list_samples() if s.kind != "broken" and (not wanted or s.name in wanted)
                and not (args.no_torch and s.kind == "torch")]
     print(f"CPU: {cpu_model()} ({os.cpu_count()} logical); load average before: {load_average()}")
-    print(f"median of {args.repeat} runs, alternating; cache snapshots: {args.snapshots}\n")
+    print(f">= {args.repeat} pairs of runs (up to {args.seconds:g} s of compiles); source: "
+          f"{'Graph' if args.graph else 'ONNX bytes'}; cache snapshots: {args.snapshots}\n")
     rows: list[Row] = []
     with tempfile.TemporaryDirectory() as folder:
         for sample in samples:
             for hardware in HARDWARE:
                 try:
-                    rows.append(bench_one(sample, hardware, Path(folder), args.repeat, args.snapshots))
+                    rows.append(bench_one(sample, hardware, Path(folder), args.repeat, args.seconds, args.graph,
+                                          args.snapshots))
                 except GEError as exc:
                     print(f"{sample.name} {hardware or '-'}: {type(exc).__name__}: {exc}", file=sys.stderr)
                     continue

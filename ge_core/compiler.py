@@ -192,13 +192,17 @@ def compile(  # shadows the builtin on purpose: the public contract is ge_core.c
                          hint="Put every option in the config, e.g. dataclasses.replace(config, opt_level='O1').")
     start = time.perf_counter()
     with gc_paused():
-        graph = source.copy() if isinstance(source, Graph) else load_onnx(source, config.input_shapes or None)
         cached = cache if pipeline is None and numeric_feeds is None else None
-        found = cached.lookup(graph, config) if cached is not None else None  # the entry names graph's constants
-        if found is not None and found.contents is not None:
-            return _from_contents(found.contents, {"hit": True, "key": found.key, "kept": True,
-                                                   "load_seconds": time.perf_counter() - start})
-        compiling = time.thread_time()
+        found = cached.lookup(source, config) if cached is not None and isinstance(source, bytes) else None
+        if found is not None and found.contents is not None:  # ONNX bytes: looked up before their import
+            return _hit(found, start)
+        compiling = time.thread_time()  # what a hit saves: for bytes, their import too
+        graph = source.copy() if isinstance(source, Graph) else load_onnx(source, config.input_shapes or None)
+        if cached is not None and found is None:  # a Graph, or a file (whose external data its bytes miss)
+            found = cached.lookup(graph, config)  # the entry names graph's constants
+            if found.contents is not None:
+                return _hit(found, start)
+            compiling = time.thread_time()
         steps = compile_steps(config, pipeline)
         snapshots = SnapshotInstrument()
         instruments: list[Instrument] = [snapshots]
@@ -217,16 +221,24 @@ def compile(  # shadows the builtin on purpose: the public contract is ge_core.c
     compiled = CompiledModel(graph, input_graph, config, records, plan, time.perf_counter() - start,
                              extra_report=extra, memory=memory)
     if cached is not None and found is not None:
-        compiled.cache = _stored(cached, found, compiled, time.thread_time() - compiling)
+        known = None if isinstance(source, bytes) else input_graph
+        compiled.cache = _stored(cached, found, compiled, known, time.thread_time() - compiling)
     return compiled
 
 
-def _stored(cache: CompileCache, found: Lookup, compiled: CompiledModel, compile_seconds: float) -> dict[str, Any]:
+def _hit(found: Lookup, start: float) -> CompiledModel:
+    assert found.contents is not None
+    return _from_contents(found.contents, {"hit": True, "key": found.key, "kept": True,
+                                           "load_seconds": time.perf_counter() - start})
+
+
+def _stored(cache: CompileCache, found: Lookup, compiled: CompiledModel, known: Graph | None,
+            compile_seconds: float) -> dict[str, Any]:
     """The report's cache section of a compile that missed: its entry kept, or why not."""
     if found.key is None:  # its costs said a hit would not pay: nothing was looked up
         return {"hit": False, "key": None, "load_seconds": 0.0, "kept": False, "why": found.why}
     with gc_paused():  # the entry is timed loading back as a hit loads it
-        kept = cache.store(found, _contents(compiled), compiled.input_graph, compile_seconds)
+        kept = cache.store(found, _contents(compiled), known, compile_seconds)
     return {"hit": False, "key": found.key, "load_seconds": 0.0, **kept}
 
 

@@ -77,6 +77,22 @@ def compile_key(model_digest: str, config: CompileConfig) -> str:
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:32]
 
 
+class BytesDigest:
+    """An ONNX file's bytes as a cache key: `content()` is their sha256; `structure` a cheap stand-in for the
+    costs' key (their length, first and last 64 KiB: models differing in a few weights share a verdict, and
+    a verdict is a hint: one shared by mistake costs time, never a wrong model)."""
+
+    _EDGE = 1 << 16
+
+    def __init__(self, data: bytes) -> None:
+        self._data = data
+        edges = hashlib.sha256(f"{len(data)}:".encode() + data[:self._EDGE] + data[-self._EDGE:])
+        self.structure = f"onnx-bytes:{edges.hexdigest()}"
+
+    def content(self) -> str:
+        return f"onnx-bytes:{hashlib.sha256(self._data).hexdigest()}"
+
+
 @dataclass
 class Costs:
     """What compiling one model and loading its entry cost, in CPU seconds (its `.cost` file)."""
@@ -138,12 +154,14 @@ class CompileCache:
     def path(self, key: str) -> Path:
         return self.folder / f"{key}{SUFFIX}"
 
-    def lookup(self, graph: Graph, config: CompileConfig) -> Lookup:
-        """The entry of compiling `graph` under `config` (a hit), else the key to store the compile under;
-        when this model's costs say a hit does not pay, its weights are not even hashed."""
+    def lookup(self, source: Graph | bytes, config: CompileConfig) -> Lookup:
+        """The entry of compiling `source` under `config` (a hit), else the key to store the compile under;
+        when this model's costs say a hit does not pay, its weights are not even hashed. A Graph's entry
+        names its constants (store it with known=the graph); an ONNX file's bytes are looked up before they
+        are imported, so a hit skips the import too, and its entry holds the imported graph whole."""
         code_fingerprint()  # once per process, whatever the model: not a hit's cost
         start = time.thread_time()
-        digest = GraphDigest(graph)
+        digest = GraphDigest(source) if isinstance(source, Graph) else BytesDigest(source)
         costs_key = compile_key(digest.structure, config)
         costs = None if self.keep_all else self._costs(costs_key)
         if costs is not None and costs.pays(self.mode) is False:
@@ -151,22 +169,26 @@ class CompileCache:
         key = compile_key(digest.content(), config)
         found = Lookup(costs_key, key, time.thread_time() - start)
         loading = time.thread_time()
-        found.contents = self.get(key, source=graph)
+        found.contents = self.get(key, source=source if isinstance(source, Graph) else None)
         if found.contents is not None and costs is not None and costs.pays(self.mode) is None:
             costs.load_seconds[self.mode] = time.thread_time() - loading  # its first hit in this mode
             self._write_costs(costs_key, costs)
         return found
 
-    def store(self, found: Lookup, contents: Contents, source: Graph, compile_seconds: float) -> dict[str, Any]:
+    def store(self, found: Lookup, contents: Contents, known: Graph | None, compile_seconds: float
+              ) -> dict[str, Any]:
         """Write the entry `found` missed, time loading it back and keep it only if a hit pays; the report's
-        `kept` and `why`. `compile_seconds`: the compile's CPU seconds after the model's import."""
+        `kept` and `why`. `compile_seconds`: the CPU seconds a hit would save (the passes, and the import
+        for bytes); `known`: the graph looked up, whose constants the entry names (None for bytes)."""
         key = found.key or ""
-        self.put(key, contents, source)
+        self.put(key, contents, known)
         if self.keep_all:
             return {"kept": True}
         loading = time.thread_time()
-        readable = self.get(key, source=source) is not None
-        costs = Costs(compile_seconds, found.key_seconds, {self.mode: time.thread_time() - loading})
+        readable = self.get(key, source=known) is not None
+        before = self._costs(found.costs_key)  # another mode's load stays judged
+        costs = Costs(compile_seconds, found.key_seconds,
+                      {**(before.load_seconds if before else {}), self.mode: time.thread_time() - loading})
         self._write_costs(found.costs_key, costs)
         if readable and costs.pays(self.mode):
             return {"kept": True}

@@ -14,10 +14,11 @@ import numpy as np
 import pytest
 
 import ge_core
+from ge_core import compiler
 from ge_core.config import CompileConfig
 from ge_core.ir.serialize import GraphDigest
 from ge_core.offline import cache as cache_module
-from ge_core.offline.cache import CompileCache
+from ge_core.offline.cache import BytesDigest, CompileCache
 from ge_core.samples import sample_bytes
 
 REPO = Path(__file__).resolve().parents[2]
@@ -119,15 +120,27 @@ def judging(tmp_path: Path) -> CompileCache:
     return CompileCache(tmp_path / "judged", snapshots=False, keep_all=False)
 
 
+@pytest.mark.parametrize("source", ["graph", "bytes"])
 def test_an_entry_that_does_not_pay_is_not_kept_nor_its_weights_hashed_again(
-        judging: CompileCache, monkeypatch: pytest.MonkeyPatch) -> None:
+        judging: CompileCache, monkeypatch: pytest.MonkeyPatch, source: str) -> None:
     monkeypatch.setattr(cache_module, "PAYS_BELOW", 0.0)  # no load is ever cheap enough
-    first = ge_core.compile(sample_bytes("residual_block"), cache=judging)
+    model = sample_bytes("residual_block") if source == "bytes" else ge_core.load_onnx(sample_bytes("residual_block"))
+    first = ge_core.compile(model, cache=judging)
     assert first.report["cache"]["kept"] is False and "to compile it" in first.report["cache"]["why"]
     assert not list(judging.folder.glob("*.gem")) and len(list(judging.folder.glob("*.cost"))) == 1
-    monkeypatch.setattr(GraphDigest, "content", lambda self: pytest.fail("the weights were hashed"))
-    again = ge_core.compile(sample_bytes("residual_block"), cache=judging)
+    for digest in (GraphDigest, BytesDigest):
+        monkeypatch.setattr(digest, "content", lambda self: pytest.fail("the weights were hashed"))
+    again = ge_core.compile(model, cache=judging)
     assert again.report["cache"] == {**first.report["cache"], "key": None}  # skipped, for the same reason
+    assert again.graph.to_text() == first.graph.to_text()
+
+
+def test_a_hit_on_onnx_bytes_skips_their_import(cache: CompileCache, monkeypatch: pytest.MonkeyPatch) -> None:
+    first = ge_core.compile(sample_bytes("residual_block"), cache=cache)
+    monkeypatch.setattr(compiler, "load_onnx", lambda *args: pytest.fail("the model was imported"))
+    again = ge_core.compile(sample_bytes("residual_block"), cache=cache)
+    assert again.report["cache"]["hit"] is True
+    assert again.input_graph.to_text() == first.input_graph.to_text()
     assert again.graph.to_text() == first.graph.to_text()
 
 
@@ -168,7 +181,8 @@ def test_a_hit_in_another_mode_is_judged_on_that_hit(tmp_path: Path, monkeypatch
 def test_a_hit_reads_neither_the_snapshots_nor_the_imported_graph_it_does_not_need(cache: CompileCache) -> None:
     """The entry names the imported graph (the key pins it) and keeps the snapshots apart: a load without
     them reads neither, so a broken snapshot member only fails a load that wants it."""
-    key = ge_core.compile(sample_bytes("residual_block"), cache=cache).report["cache"]["key"]
+    graph = ge_core.load_onnx(sample_bytes("residual_block"))
+    key = ge_core.compile(graph, cache=cache).report["cache"]["key"]
     with zipfile.ZipFile(cache.path(key)) as archive:
         members = {n: archive.read(n) for n in archive.namelist()}
     assert json.loads(members["model.json"])["input_graph"] == "known"
@@ -177,6 +191,6 @@ def test_a_hit_reads_neither_the_snapshots_nor_the_imported_graph_it_does_not_ne
         for name, data in members.items():
             archive.writestr(name, data)
     cache.snapshots = False
-    assert ge_core.compile(sample_bytes("residual_block"), cache=cache).report["cache"]["hit"] is True
+    assert ge_core.compile(graph, cache=cache).report["cache"]["hit"] is True
     cache.snapshots = True
-    assert ge_core.compile(sample_bytes("residual_block"), cache=cache).report["cache"]["hit"] is False
+    assert ge_core.compile(graph, cache=cache).report["cache"]["hit"] is False
