@@ -81,32 +81,16 @@ def graph_from_record(record: Mapping[str, Any], arrays: Mapping[str, np.ndarray
 
 def graph_digest(graph: Graph) -> str:
     """A sha256 of the graph's whole content (structure, descs, attributes, every constant's bytes)."""
-    return GraphDigest(graph).content()
-
-
-class GraphDigest:
-    """A graph's sha256 in two steps: `structure` (everything but the arrays' values: names, ops, edges,
-    descs, attributes, each array's key, dtype and shape) costs little; `content()` then hashes the arrays'
-    bytes too (most of the time on a model with weights: ~65 ms per 100 MB). Graphs that differ only in their
-    weights share a structure digest."""
-
-    def __init__(self, graph: Graph) -> None:
-        record, self._arrays = graph_to_record(graph)
-        digest = hashlib.sha256(json.dumps(record, sort_keys=True, separators=(",", ":")).encode())
-        for key in sorted(self._arrays):
-            value = self._arrays[key]
-            digest.update(f"{key}:{value.dtype.str}:{value.shape}".encode())
-        self.structure = digest.hexdigest()
-
-    def content(self) -> str:
-        digest = hashlib.sha256(self.structure.encode())
-        for key in sorted(self._arrays):
-            value = np.ascontiguousarray(self._arrays[key])
-            if value.dtype.kind in "OUS":
-                digest.update(repr(value.tolist()).encode())
-            else:  # the bytes in place (no copy of a model's weights just to hash them)
-                digest.update(value.reshape(-1).view(np.uint8).data)
-        return digest.hexdigest()
+    record, arrays = graph_to_record(graph)
+    digest = hashlib.sha256(json.dumps(record, sort_keys=True, separators=(",", ":")).encode())
+    for key in sorted(arrays):
+        value = np.ascontiguousarray(arrays[key])
+        digest.update(f"{key}:{value.dtype.str}:{value.shape}".encode())
+        if value.dtype.kind in "OUS":
+            digest.update(repr(value.tolist()).encode())
+        else:  # the bytes in place (no copy of a model's weights just to hash them)
+            digest.update(value.reshape(-1).view(np.uint8).data)
+    return digest.hexdigest()
 
 
 def desc_to_json(desc: TensorDesc) -> dict[str, Any]:

@@ -13,10 +13,11 @@ entry). `GE_CACHE_DIR` overrides the per-user default folder.
 An entry is kept only where it pays. Hashing a model's weights and loading the weights its compile made
 can cost more than compiling (resnet50: a compile is mostly BatchNorm folding, one pass over the weights).
 So a store times a load of the entry it just wrote and keeps it only when hashing plus loading costs at
-most PAYS_BELOW of the compile; either way the costs go to a `.cost` file keyed by the model's *structure*
-(GraphDigest.structure: everything but the weights' values, which barely change either cost), so the next
-compile of a model that does not pay hashes no weights and looks nothing up. Costs are CPU seconds of the
-compiling thread, which other processes on a busy machine disturb far less than wall time.
+most PAYS_BELOW of the compile and saves MIN_SAVING; either way the costs go to a `.cost` file keyed by a
+cheap stand-in for the model (`cost_hint`: no weight is hashed), so the next compile of a model that does
+not pay hashes nothing and looks nothing up. A hit slower than judged is averaged into the costs, so a
+misjudged entry turns. Costs are CPU seconds of the compiling thread, which other processes on a busy
+machine disturb far less than wall time.
 `GE_CACHE_KEEP=all` (or `keep_all=True`) keeps every compile unjudged: the test suite's setting, so what
 it checks of hits does not hang on timings.
 """
@@ -28,6 +29,7 @@ import functools
 import hashlib
 import json
 import os
+import statistics
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -38,13 +40,16 @@ from ge_core.config import CompileConfig
 from ge_core.errors import ModelError, UsageError, quote
 from ge_core.hardware import load_profile
 from ge_core.ir.graph import Graph
-from ge_core.ir.serialize import GraphDigest
+from ge_core.ir.serialize import graph_digest
 from ge_core.offline.gem import FORMAT_VERSION, Contents, read_gem, write_gem
 from ge_core.version import __version__
 
 DEFAULT_MAX_BYTES = 2 << 30
 SUFFIX, COST_SUFFIX = ".gem", ".cost"
 PAYS_BELOW = 0.8  # keep an entry when hashing + loading cost at most this share of the compile (margin: one trial)
+MIN_SAVING = 0.002  # ... and save at least this many CPU seconds: below, timings are mostly noise (a cold first
+                    # compile takes 2x a warm one on the small samples), and a file is not worth it
+_EDGE = 1 << 16
 
 
 def default_cache_dir() -> Path:
@@ -77,20 +82,22 @@ def compile_key(model_digest: str, config: CompileConfig) -> str:
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:32]
 
 
-class BytesDigest:
-    """An ONNX file's bytes as a cache key: `content()` is their sha256; `structure` a cheap stand-in for the
-    costs' key (their length, first and last 64 KiB: models differing in a few weights share a verdict, and
-    a verdict is a hint: one shared by mistake costs time, never a wrong model)."""
+def cost_hint(source: Graph | bytes) -> str:
+    """A cheap stand-in for the model, keying its costs: an ONNX file's length and first and last 64 KiB,
+    a graph's inputs, constants' shapes and nodes in order. Models differing only in weights share it, and
+    so a verdict; it is a hint: one shared by mistake costs time, never a wrong model."""
+    if isinstance(source, bytes):
+        edges = f"{len(source)}:".encode() + source[:_EDGE] + source[-_EDGE:]
+        return f"onnx-bytes:{hashlib.sha256(edges).hexdigest()}"
+    parts = [f"{t}:{source.desc(t)}" for t in source.inputs]
+    parts += [f"{name}:{value.dtype.str}{value.shape}" for name, value in source.constants.items()]
+    parts += [f"{node.op_type}:{node.name}" for node in source.nodes]
+    return f"graph:{hashlib.sha256(chr(10).join(parts).encode()).hexdigest()}"
 
-    _EDGE = 1 << 16
 
-    def __init__(self, data: bytes) -> None:
-        self._data = data
-        edges = hashlib.sha256(f"{len(data)}:".encode() + data[:self._EDGE] + data[-self._EDGE:])
-        self.structure = f"onnx-bytes:{edges.hexdigest()}"
-
-    def content(self) -> str:
-        return f"onnx-bytes:{hashlib.sha256(self._data).hexdigest()}"
+def content_digest(source: Graph | bytes) -> str:
+    """The model's whole content: an ONNX file's sha256, or the graph's (ir.serialize.graph_digest)."""
+    return f"onnx-bytes:{hashlib.sha256(source).hexdigest()}" if isinstance(source, bytes) else graph_digest(source)
 
 
 @dataclass
@@ -104,7 +111,16 @@ class Costs:
     def pays(self, mode: str) -> bool | None:
         """Whether a hit costs at most PAYS_BELOW of the compile (None: no load was timed in this mode)."""
         load = self.load_seconds.get(mode)
-        return None if load is None else self.key_seconds + load <= PAYS_BELOW * self.compile_seconds
+        return None if load is None else _pays(self.key_seconds + load, self.compile_seconds)
+
+    def add_hit(self, mode: str, load: float) -> bool:
+        """Average a hit's load into the costs when it alone would not pay (True: they changed); a quick
+        hit leaves them be (and the file unwritten)."""
+        if _pays(self.key_seconds + load, self.compile_seconds) and mode in self.load_seconds:
+            return False
+        before = self.load_seconds.get(mode)
+        self.load_seconds[mode] = load if before is None else (before + load) / 2
+        return True
 
     def why(self, mode: str) -> str:
         hit = self.key_seconds + self.load_seconds.get(mode, 0.0)
@@ -117,11 +133,15 @@ class Costs:
                    {str(k): float(v) for k, v in data["load_seconds"].items()})
 
 
+def _pays(hit: float, compile_seconds: float) -> bool:
+    return hit <= PAYS_BELOW * compile_seconds and compile_seconds - hit >= MIN_SAVING
+
+
 @dataclass
 class Lookup:
     """One compile's way through the cache: the entry it hit, or the keys a store needs."""
 
-    costs_key: str  # the model's structure under the config: its `.cost` file
+    costs_key: str  # cost_hint under the config: its `.cost` file
     key: str | None = None  # the entry's; None when the costs said a hit would not pay (nothing looked up)
     key_seconds: float = 0.0
     contents: Contents | None = None  # the hit
@@ -161,18 +181,16 @@ class CompileCache:
         are imported, so a hit skips the import too, and its entry holds the imported graph whole."""
         code_fingerprint()  # once per process, whatever the model: not a hit's cost
         start = time.thread_time()
-        digest = GraphDigest(source) if isinstance(source, Graph) else BytesDigest(source)
-        costs_key = compile_key(digest.structure, config)
+        costs_key = compile_key(cost_hint(source), config)
         costs = None if self.keep_all else self._costs(costs_key)
         if costs is not None and costs.pays(self.mode) is False:
             return Lookup(costs_key, why=costs.why(self.mode))
-        key = compile_key(digest.content(), config)
+        key = compile_key(content_digest(source), config)
         found = Lookup(costs_key, key, time.thread_time() - start)
         loading = time.thread_time()
         found.contents = self.get(key, source=source if isinstance(source, Graph) else None)
-        if found.contents is not None and costs is not None and costs.pays(self.mode) is None:
-            costs.load_seconds[self.mode] = time.thread_time() - loading  # its first hit in this mode
-            self._write_costs(costs_key, costs)
+        if found.contents is not None and costs is not None and costs.add_hit(self.mode, time.thread_time() - loading):
+            self._write_costs(costs_key, costs)  # a first hit in this mode, or one slower than judged
         return found
 
     def store(self, found: Lookup, contents: Contents, known: Graph | None, compile_seconds: float
@@ -184,16 +202,27 @@ class CompileCache:
         self.put(key, contents, known)
         if self.keep_all:
             return {"kept": True}
-        loading = time.thread_time()
-        readable = self.get(key, source=known) is not None
+        load = self._trial(key, known)
+        if load is None:
+            return {"kept": False, "why": "its entry could not be read back"}
         before = self._costs(found.costs_key)  # another mode's load stays judged
-        costs = Costs(compile_seconds, found.key_seconds,
-                      {**(before.load_seconds if before else {}), self.mode: time.thread_time() - loading})
+        costs = Costs(compile_seconds, found.key_seconds, {**(before.load_seconds if before else {}), self.mode: load})
         self._write_costs(found.costs_key, costs)
-        if readable and costs.pays(self.mode):
+        if costs.pays(self.mode):
             return {"kept": True}
         self.path(key).unlink(missing_ok=True)
-        return {"kept": False, "why": costs.why(self.mode) if readable else "its entry could not be read back"}
+        return {"kept": False, "why": costs.why(self.mode)}
+
+    def _trial(self, key: str, known: Graph | None) -> float | None:
+        """CPU seconds of loading the entry back, as a hit would (the median of three when that is quick: one
+        short timing is mostly noise); None when it cannot be read."""
+        times: list[float] = []
+        while len(times) < (1 if times and times[0] > 0.02 else 3):
+            start = time.thread_time()
+            if self.get(key, source=known) is None:
+                return None
+            times.append(time.thread_time() - start)
+        return statistics.median(times)
 
     def get(self, key: str, source: Graph | None = None) -> Contents | None:
         """The entry for `key`, or None (missing, or not trustworthy: then it is removed). `source`: the

@@ -16,9 +16,8 @@ import pytest
 import ge_core
 from ge_core import compiler
 from ge_core.config import CompileConfig
-from ge_core.ir.serialize import GraphDigest
 from ge_core.offline import cache as cache_module
-from ge_core.offline.cache import BytesDigest, CompileCache
+from ge_core.offline.cache import CompileCache, Costs
 from ge_core.samples import sample_bytes
 
 REPO = Path(__file__).resolve().parents[2]
@@ -120,16 +119,21 @@ def judging(tmp_path: Path) -> CompileCache:
     return CompileCache(tmp_path / "judged", snapshots=False, keep_all=False)
 
 
+def _hits_pay(monkeypatch: pytest.MonkeyPatch, pays: bool) -> None:
+    """Every hit judged to pay, or none: what the tests check must not hang on timings."""
+    monkeypatch.setattr(cache_module, "PAYS_BELOW", 1e9 if pays else 0.0)
+    monkeypatch.setattr(cache_module, "MIN_SAVING", -1e9 if pays else 1e9)
+
+
 @pytest.mark.parametrize("source", ["graph", "bytes"])
 def test_an_entry_that_does_not_pay_is_not_kept_nor_its_weights_hashed_again(
         judging: CompileCache, monkeypatch: pytest.MonkeyPatch, source: str) -> None:
-    monkeypatch.setattr(cache_module, "PAYS_BELOW", 0.0)  # no load is ever cheap enough
+    _hits_pay(monkeypatch, False)
     model = sample_bytes("residual_block") if source == "bytes" else ge_core.load_onnx(sample_bytes("residual_block"))
     first = ge_core.compile(model, cache=judging)
     assert first.report["cache"]["kept"] is False and "to compile it" in first.report["cache"]["why"]
     assert not list(judging.folder.glob("*.gem")) and len(list(judging.folder.glob("*.cost"))) == 1
-    for digest in (GraphDigest, BytesDigest):
-        monkeypatch.setattr(digest, "content", lambda self: pytest.fail("the weights were hashed"))
+    monkeypatch.setattr(cache_module, "content_digest", lambda source: pytest.fail("the weights were hashed"))
     again = ge_core.compile(model, cache=judging)
     assert again.report["cache"] == {**first.report["cache"], "key": None}  # skipped, for the same reason
     assert again.graph.to_text() == first.graph.to_text()
@@ -145,7 +149,7 @@ def test_a_hit_on_onnx_bytes_skips_their_import(cache: CompileCache, monkeypatch
 
 
 def test_an_entry_that_pays_is_kept_and_hit(judging: CompileCache, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(cache_module, "PAYS_BELOW", 1e9)
+    _hits_pay(monkeypatch, True)
     first = ge_core.compile(sample_bytes("residual_block"), cache=judging)
     again = ge_core.compile(sample_bytes("residual_block"), cache=judging)
     assert first.report["cache"]["kept"] is True and "why" not in first.report["cache"]
@@ -154,7 +158,7 @@ def test_an_entry_that_pays_is_kept_and_hit(judging: CompileCache, monkeypatch: 
 
 def test_models_differing_only_in_weights_share_a_verdict(judging: CompileCache,
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(cache_module, "PAYS_BELOW", 0.0)
+    _hits_pay(monkeypatch, False)
     graph = ge_core.load_onnx(sample_bytes("residual_block"))
     ge_core.compile(graph, cache=judging)
     other = graph.copy()
@@ -166,15 +170,15 @@ def test_models_differing_only_in_weights_share_a_verdict(judging: CompileCache,
 def test_a_hit_in_another_mode_is_judged_on_that_hit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The CLI stores without loading snapshots; the web page's first hit, which loads them, is timed and
     judged (here: it does not pay), so its next compile skips the cache while the CLI's still hits."""
-    monkeypatch.setattr(cache_module, "PAYS_BELOW", 1e9)
+    _hits_pay(monkeypatch, True)
     plain = CompileCache(tmp_path, snapshots=False, keep_all=False)
     ge_core.compile(sample_bytes("residual_block"), cache=plain)
-    monkeypatch.setattr(cache_module, "PAYS_BELOW", 0.0)
+    _hits_pay(monkeypatch, False)
     page = CompileCache(tmp_path, snapshots=True, keep_all=False)
     first = ge_core.compile(sample_bytes("residual_block"), cache=page)
     assert first.report["cache"]["hit"] is True and any(r.snapshot is not None for r in first.records)
     assert ge_core.compile(sample_bytes("residual_block"), cache=page).report["cache"]["key"] is None
-    monkeypatch.setattr(cache_module, "PAYS_BELOW", 1e9)
+    _hits_pay(monkeypatch, True)
     assert ge_core.compile(sample_bytes("residual_block"), cache=plain).report["cache"]["hit"] is True
 
 
@@ -194,3 +198,10 @@ def test_a_hit_reads_neither_the_snapshots_nor_the_imported_graph_it_does_not_ne
     assert ge_core.compile(graph, cache=cache).report["cache"]["hit"] is True
     cache.snapshots = True
     assert ge_core.compile(graph, cache=cache).report["cache"]["hit"] is False
+
+
+def test_a_hit_slower_than_judged_turns_the_verdict() -> None:
+    costs = Costs(compile_seconds=1.0, key_seconds=0.1, load_seconds={"no_snapshots": 0.2})
+    assert costs.add_hit("no_snapshots", 0.3) is False and costs.load_seconds["no_snapshots"] == 0.2  # quick: kept
+    assert costs.add_hit("no_snapshots", 2.0) is True and costs.pays("no_snapshots") is False  # averaged: 1.1
+    assert costs.add_hit("snapshots", 0.3) is True and costs.pays("snapshots") is True  # a first hit in a mode
