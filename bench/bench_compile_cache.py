@@ -6,8 +6,8 @@ For every sample (ge_core.samples, the broken ones aside) without and with `--ha
 model's ONNX bytes are compiled as the CLI compiles them: `compile` is ge_core.compile with no cache (import,
 passes, plan), `cached` the same call through a CompileCache holding that compile (hashing the bytes, the
 lookup, the load: a hit; or, where the cache judged at store time that a hit does not pay, the compile
-again). Both are timed in one process, in pairs, after the storing compile, so a burst of load on the
-machine hits both alike: at least --repeat pairs, more for fast models (until the compiles have taken
+again). Both are timed in one process, in pairs (in turn first), after the storing compile, so a burst of
+load on the machine hits both alike: at least --repeat pairs, more for fast models (until the compiles have taken
 --seconds). `ratio` = the median of the pairs' cached / compile wall times; done when every row's <= 1.
 `cpu ratio` is the same in this process's CPU time, which other processes on a shared machine disturb less.
 `--graph` compiles the imported Graph instead (as the web page, the Session and torch.compile do: a hit
@@ -18,6 +18,7 @@ The torch samples need torch imported and each model exported (seconds each); `-
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import platform
 import statistics
@@ -86,11 +87,15 @@ def bench_one(sample: Sample, hardware: str | None, folder: Path, repeat: int, s
     weights = sum(a.nbytes for a in stored.input_graph.constants.values()) / 1e6
     plain: list[tuple[float, float]] = []
     cached: list[tuple[float, float]] = []
+    entry = ""
     while len(plain) < repeat or (sum(w for w, _ in plain) < seconds and len(plain) < 200):
-        plain.append(timed(lambda: ge_core.compile(data, config))[:2])
-        wall, cpu, model = timed(lambda: ge_core.compile(data, config, cache=cache))
-        cached.append((wall, cpu))
-    entry = "kept" if model.cache["hit"] else f"not kept: {model.cache.get('why', 'miss')}"
+        for used in (None, cache) if len(plain) % 2 else (cache, None):  # neither always goes first
+            wall, cpu, model = timed(functools.partial(ge_core.compile, data, config, cache=used))
+            with_cache = used is not None
+            (cached if with_cache else plain).append((wall, cpu))
+            if with_cache:
+                entry = "kept" if model.cache["hit"] else f"not kept: {model.cache.get('why', 'miss')}"
+            del model  # no model lives on into the next compile
     pairs = list(zip(cached, plain, strict=True))
     return Row(sample.name, hardware or "-", weights, statistics.median(w for w, _ in plain),
                statistics.median(w for w, _ in cached), statistics.median(a[0] / b[0] for a, b in pairs),

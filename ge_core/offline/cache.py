@@ -12,12 +12,12 @@ entry). `GE_CACHE_DIR` overrides the per-user default folder.
 
 An entry is kept only where it pays. Hashing a model's weights and loading the weights its compile made
 can cost more than compiling (resnet50: a compile is mostly BatchNorm folding, one pass over the weights).
-So a store times a load of the entry it just wrote and keeps it only when hashing plus loading costs at
-most PAYS_BELOW of the compile and saves MIN_SAVING; either way the costs go to a `.cost` file keyed by a
-cheap stand-in for the model (`cost_hint`: no weight is hashed), so the next compile of a model that does
-not pay hashes nothing and looks nothing up. A hit slower than judged is averaged into the costs, so a
-misjudged entry turns. Costs are CPU seconds of the compiling thread, which other processes on a busy
-machine disturb far less than wall time.
+So a store times one load of the entry it just wrote (cold, as the compile was) and keeps it only when
+hashing plus loading cost at most PAYS_BELOW of the compile; either way the costs go to a `.cost` file
+keyed by a cheap stand-in for the model (`cost_hint`: no weight is hashed), so the next compile of a model
+that does not pay hashes nothing and looks nothing up. A hit that costs more than the compile is averaged
+into the costs, so a misjudged entry turns. Costs are CPU seconds of the compiling thread, which other
+processes on a busy machine disturb far less than wall time.
 `GE_CACHE_KEEP=all` (or `keep_all=True`) keeps every compile unjudged: the test suite's setting, so what
 it checks of hits does not hang on timings.
 """
@@ -29,7 +29,6 @@ import functools
 import hashlib
 import json
 import os
-import statistics
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -38,7 +37,7 @@ from typing import Any
 
 from ge_core.config import CompileConfig
 from ge_core.errors import ModelError, UsageError, quote
-from ge_core.hardware import load_profile
+from ge_core.hardware import HardwareProfile, load_profile
 from ge_core.ir.graph import Graph
 from ge_core.ir.serialize import graph_digest
 from ge_core.offline.gem import FORMAT_VERSION, Contents, read_gem, write_gem
@@ -47,8 +46,6 @@ from ge_core.version import __version__
 DEFAULT_MAX_BYTES = 2 << 30
 SUFFIX, COST_SUFFIX = ".gem", ".cost"
 PAYS_BELOW = 0.8  # keep an entry when hashing + loading cost at most this share of the compile (margin: one trial)
-MIN_SAVING = 0.002  # ... and save at least this many CPU seconds: below, timings are mostly noise (a cold first
-                    # compile takes 2x a warm one on the small samples), and a file is not worth it
 _EDGE = 1 << 16
 
 
@@ -74,12 +71,17 @@ def code_fingerprint() -> str:
 
 def compile_key(model_digest: str, config: CompileConfig) -> str:
     """The cache key of compiling the model with this sha256 under `config`."""
-    profile = ""
-    if config.hardware is not None:  # a profile file may change under the same name: its content counts
-        profile = json.dumps(dataclasses.asdict(load_profile(config.hardware)), sort_keys=True, default=str)
-    parts = [model_digest, config.key(), hashlib.sha256(profile.encode()).hexdigest(), __version__,
-             str(FORMAT_VERSION), code_fingerprint()]
+    # a profile file may change under the same name: its content counts
+    profile = _profile_digest(load_profile(config.hardware)) if config.hardware is not None else _profile_digest(None)
+    parts = [model_digest, config.key(), profile, __version__, str(FORMAT_VERSION), code_fingerprint()]
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:32]
+
+
+@functools.lru_cache(maxsize=64)
+def _profile_digest(profile: HardwareProfile | None) -> str:
+    """Once per profile object (a frozen dataclass; a file read again is a new one): 0.1 ms a key before."""
+    text = json.dumps(dataclasses.asdict(profile), sort_keys=True, default=str) if profile is not None else ""
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def cost_hint(source: Graph | bytes) -> str:
@@ -111,12 +113,12 @@ class Costs:
     def pays(self, mode: str) -> bool | None:
         """Whether a hit costs at most PAYS_BELOW of the compile (None: no load was timed in this mode)."""
         load = self.load_seconds.get(mode)
-        return None if load is None else _pays(self.key_seconds + load, self.compile_seconds)
+        return None if load is None else self.key_seconds + load <= PAYS_BELOW * self.compile_seconds
 
     def add_hit(self, mode: str, load: float) -> bool:
-        """Average a hit's load into the costs when it alone would not pay (True: they changed); a quick
-        hit leaves them be (and the file unwritten)."""
-        if _pays(self.key_seconds + load, self.compile_seconds) and mode in self.load_seconds:
+        """Average a hit's load into the costs when it cost more than the compile (True: they changed); other
+        hits leave them be (and the file unwritten)."""
+        if self.key_seconds + load <= self.compile_seconds and mode in self.load_seconds:
             return False
         before = self.load_seconds.get(mode)
         self.load_seconds[mode] = load if before is None else (before + load) / 2
@@ -131,10 +133,6 @@ class Costs:
     def from_json(cls, data: Mapping[str, Any]) -> Costs:
         return cls(float(data["compile_seconds"]), float(data["key_seconds"]),
                    {str(k): float(v) for k, v in data["load_seconds"].items()})
-
-
-def _pays(hit: float, compile_seconds: float) -> bool:
-    return hit <= PAYS_BELOW * compile_seconds and compile_seconds - hit >= MIN_SAVING
 
 
 @dataclass
@@ -202,9 +200,10 @@ class CompileCache:
         self.put(key, contents, known)
         if self.keep_all:
             return {"kept": True}
-        load = self._trial(key, known)
-        if load is None:
+        loading = time.thread_time()  # one load, as a first hit loads it (cold, as the compile was)
+        if self.get(key, source=known) is None:
             return {"kept": False, "why": "its entry could not be read back"}
+        load = time.thread_time() - loading
         before = self._costs(found.costs_key)  # another mode's load stays judged
         costs = Costs(compile_seconds, found.key_seconds, {**(before.load_seconds if before else {}), self.mode: load})
         self._write_costs(found.costs_key, costs)
@@ -212,17 +211,6 @@ class CompileCache:
             return {"kept": True}
         self.path(key).unlink(missing_ok=True)
         return {"kept": False, "why": costs.why(self.mode)}
-
-    def _trial(self, key: str, known: Graph | None) -> float | None:
-        """CPU seconds of loading the entry back, as a hit would (the median of three when that is quick: one
-        short timing is mostly noise); None when it cannot be read."""
-        times: list[float] = []
-        while len(times) < (1 if times and times[0] > 0.02 else 3):
-            start = time.thread_time()
-            if self.get(key, source=known) is None:
-                return None
-            times.append(time.thread_time() - start)
-        return statistics.median(times)
 
     def get(self, key: str, source: Graph | None = None) -> Contents | None:
         """The entry for `key`, or None (missing, or not trustworthy: then it is removed). `source`: the
