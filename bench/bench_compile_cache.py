@@ -138,10 +138,16 @@ def main() -> None:
                     continue
                 print(table(rows[-1:])[-1], flush=True)
     print("\n" + "\n".join(table(rows)))
-    slower = [r for r in rows if r.ratio > 1]
+    kept = [r for r in rows if r.entry == "kept"]
+    slower = [r for r in kept if r.ratio > 1]
     print(f"\nload average after: {load_average()}")
-    print(f"rows whose cached compile is slower than compiling: {len(slower)} of {len(rows)}"
+    print(f"hits slower than compiling: {len(slower)} of {len(kept)} kept entries"
           + (f" ({', '.join(f'{r.sample}/{r.hardware}' for r in slower)})" if slower else ""))
+    others = [r for r in rows if r.entry != "kept"]
+    if others:  # compiled either way: their ratio is the machine's noise plus the costs' lookup
+        print(f"not kept (compiled, no weight hashed): {len(others)} rows, ratio {min(r.ratio for r in others):.2f}-"
+              f"{max(r.ratio for r in others):.2f}, cpu ratio {min(r.cpu_ratio for r in others):.2f}-"
+              f"{max(r.cpu_ratio for r in others):.2f}")
 
 
 if __name__ == "__main__":
