@@ -86,13 +86,13 @@ def _profile_digest(profile: HardwareProfile | None) -> str:
 
 def cost_hint(source: Graph | bytes) -> str:
     """A cheap stand-in for the model, keying its costs: an ONNX file's length and first and last 64 KiB,
-    a graph's inputs, constants' shapes and nodes in order. Models differing only in weights share it, and
+    a graph's inputs, constants' names and bytes and nodes in order. Models differing only in weights share it, and
     so a verdict; it is a hint: one shared by mistake costs time, never a wrong model."""
     if isinstance(source, bytes):
         edges = f"{len(source)}:".encode() + source[:_EDGE] + source[-_EDGE:]
         return f"onnx-bytes:{hashlib.sha256(edges).hexdigest()}"
     parts = [f"{t}:{source.desc(t)}" for t in source.inputs]
-    parts += [f"{name}:{value.dtype.str}{value.shape}" for name, value in source.constants.items()]
+    parts += [*source.constants, str(sum(value.nbytes for value in source.constants.values()))]
     parts += [f"{node.op_type}:{node.name}" for node in source.nodes]
     text = "\n".join(parts)
     return f"graph:{hashlib.sha256(text.encode()).hexdigest()}"
@@ -134,6 +134,15 @@ class Costs:
     def from_json(cls, data: Mapping[str, Any]) -> Costs:
         return cls(float(data["compile_seconds"]), float(data["key_seconds"]),
                    {str(k): float(v) for k, v in data["load_seconds"].items()})
+
+
+_REMEMBERED: dict[Path, Costs] = {}  # the `.cost` files this process read or wrote
+
+
+def _remember(path: Path, costs: Costs) -> None:
+    if len(_REMEMBERED) >= 4096:  # a long-lived server: forget all, read again
+        _REMEMBERED.clear()
+    _REMEMBERED[path] = costs
 
 
 @dataclass
@@ -259,16 +268,22 @@ class CompileCache:
             total -= size
 
     def _costs(self, costs_key: str) -> Costs | None:
+        """The model's costs: remembered by the process (a file read per compile was 0.1 ms, 4% of a small
+        model's), else read from the folder (another process's verdict: a hint, so never stale enough to harm)."""
         path = self.folder / f"{costs_key}{COST_SUFFIX}"
+        if path in _REMEMBERED:
+            return _REMEMBERED[path]
         try:
             costs = Costs.from_json(json.loads(path.read_bytes()))
             os.utime(path)  # a model compiled often keeps its verdict
         except (OSError, ValueError, KeyError, TypeError, AttributeError):  # none yet, or unreadable: judge again
             return None
+        _remember(path, costs)
         return costs
 
     def _write_costs(self, costs_key: str, costs: Costs) -> None:
         path = self.folder / f"{costs_key}{COST_SUFFIX}"
+        _remember(path, costs)
         partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
         try:
             partial.write_text(json.dumps(dataclasses.asdict(costs)), encoding="utf-8")
