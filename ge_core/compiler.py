@@ -25,12 +25,12 @@ from ge_core.frontend import load_onnx
 from ge_core.frontend.input_shapes import format_input_shapes
 from ge_core.hardware import load_profile
 from ge_core.ir.graph import Graph
-from ge_core.ir.serialize import graph_digest
 from ge_core.memory import MemoryPlan, plan_memory, static_problem, validate_plan
 from ge_core.memory.order import order_choice
-from ge_core.offline.cache import CompileCache, compile_key
+from ge_core.offline.cache import CompileCache, Lookup
 from ge_core.offline.gears import GearSet
-from ge_core.offline.gem import Contents, read_gem_gears, write_gem, write_gem_gears
+from ge_core.offline.gem import Contents, write_gem
+from ge_core.offline.gem_gears import read_gem_gears, write_gem_gears
 from ge_core.ops import REGISTRY
 from ge_core.passes.infra.instruments import (
     Instrument,
@@ -253,7 +253,8 @@ def compile(  # shadows the builtin on purpose: the public contract is ge_core.c
     records its max error per output, failing one that moves them more than `numeric_tolerance`;
     `progress(done, total, pass name)` is called before each pass (the web page's progress bar).
     With a `cache` (ge_core/offline/cache.py) a compile done before with the same model content, config,
-    hardware profile and version is loaded instead (report["cache"]: hit, key, load_seconds); compiles
+    hardware profile and version is loaded instead (report["cache"]: hit, key, load_seconds; kept, and why
+    not: an entry is kept only where hashing the model and loading it cost less than compiling); compiles
     given pass objects or numeric feeds are not cached (neither is in the key).
     Graphs with dynamic activation shapes get no memory plan (report["memory"]["skipped"] says why).
     """
@@ -264,13 +265,17 @@ def compile(  # shadows the builtin on purpose: the public contract is ge_core.c
                          hint="Put every option in the config, e.g. dataclasses.replace(config, opt_level='O1').")
     start = time.perf_counter()
     with gc_paused():
-        graph = source.copy() if isinstance(source, Graph) else load_onnx(source, config.input_shapes or None)
         cached = cache if pipeline is None and numeric_feeds is None else None
-        key = compile_key(graph_digest(graph), config) if cached is not None else None
-        if cached is not None and key is not None:
-            hit = cached.get(key, source=graph)  # its constants are the caller's: not stored twice
-            if hit is not None:
-                return _from_contents(hit, {"hit": True, "key": key, "load_seconds": time.perf_counter() - start})
+        found = cached.lookup(source, config) if cached is not None and isinstance(source, bytes) else None
+        if found is not None and found.contents is not None:  # ONNX bytes: looked up before their import
+            return _hit(found, start)
+        compiling = time.thread_time()  # what a hit saves: for bytes, their import too
+        graph = source.copy() if isinstance(source, Graph) else load_onnx(source, config.input_shapes or None)
+        if cached is not None and found is None:  # a Graph, or a file (whose external data its bytes miss)
+            found = cached.lookup(graph, config)  # the entry names graph's constants
+            if found.contents is not None:
+                return _hit(found, start)
+            compiling = time.thread_time()
         steps = compile_steps(config, pipeline)
         snapshots = SnapshotInstrument()
         instruments: list[Instrument] = [snapshots]
@@ -288,10 +293,26 @@ def compile(  # shadows the builtin on purpose: the public contract is ge_core.c
     extra = {"hardware": load_profile(config.hardware).name} if config.hardware is not None else {}
     compiled = CompiledModel(graph, input_graph, config, records, plan, time.perf_counter() - start,
                              extra_report=extra, memory=memory)
-    if cached is not None and key is not None:
-        cached.put(key, _contents(compiled), source=input_graph)
-        compiled.cache = {"hit": False, "key": key, "load_seconds": 0.0}
+    if cached is not None and found is not None:
+        known = None if isinstance(source, bytes) else input_graph
+        compiled.cache = _stored(cached, found, compiled, known, time.thread_time() - compiling)
     return compiled
+
+
+def _hit(found: Lookup, start: float) -> CompiledModel:
+    assert found.contents is not None
+    return _from_contents(found.contents, {"hit": True, "key": found.key, "kept": True,
+                                           "load_seconds": time.perf_counter() - start})
+
+
+def _stored(cache: CompileCache, found: Lookup, compiled: CompiledModel, known: Graph | None,
+            compile_seconds: float) -> dict[str, Any]:
+    """The report's cache section of a compile that missed: its entry kept, or why not."""
+    if found.key is None:  # its costs said a hit would not pay: nothing was looked up
+        return {"hit": False, "key": None, "load_seconds": 0.0, "kept": False, "why": found.why}
+    with gc_paused():  # the entry is timed loading back as a hit loads it
+        kept = cache.store(found, _contents(compiled), known, compile_seconds)
+    return {"hit": False, "key": found.key, "load_seconds": 0.0, **kept}
 
 
 def compile_steps(config: CompileConfig, pipeline: Sequence[PipelineStep] | None = None) -> list[PipelineStep]:

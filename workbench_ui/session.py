@@ -169,6 +169,8 @@ def compile_note(compiled: CompiledModel) -> str:
     if cache.get("hit"):
         return (f"Loaded from the compile cache in {float(cache.get('load_seconds', 0.0)):.2f} s (entry "
                 f"{str(cache.get('key', ''))[:12]}; the compile it saved took {seconds:.2f} s).")
+    if cache.get("why"):  # loading it would cost more than compiling
+        return f"Compiled in {seconds:.2f} s; not kept in the compile cache: {cache['why']}."
     if cache.get("key") is None:
         return f"Compiled in {seconds:.2f} s (the compile cache folder cannot be written: not kept on disk)."
     return f"Compiled in {seconds:.2f} s; kept in the compile cache, so the next server start loads it."

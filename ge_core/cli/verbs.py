@@ -102,11 +102,13 @@ def cmd_compile(args: argparse.Namespace) -> int:
 
 def cache_line(report: dict[str, Any]) -> str:
     cache = report.get("cache") or {}
-    if cache.get("key") is None:
-        return "cache: not used"
     if cache.get("hit"):
         return (f"cache: hit {cache['key'][:12]}, loaded in {cache['load_seconds']:.3f} s "
                 f"(the compile it saved took {report['compile_seconds']:.3f} s)")
+    if cache.get("why"):  # a hit would not pay: compiled, nothing kept
+        return f"cache: {'miss, not kept' if cache.get('key') else 'skipped'}: {cache['why']}"
+    if cache.get("key") is None:
+        return "cache: not used"
     return f"cache: miss, stored as {cache['key'][:12]}"
 
 

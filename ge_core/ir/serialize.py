@@ -50,16 +50,20 @@ def graph_to_record(graph: Graph, prefix: str = "g") -> tuple[dict[str, Any], Ar
 KNOWN = "known:"  # an array key naming a constant of the `known` graph: not stored, looked up by name
 
 
-def graphs_to_records(graphs: Mapping[str, Graph], known: Graph | None = None
+def graphs_to_records(graphs: Mapping[str, Graph], known: Graph | None = None, stored: Arrays | None = None
                       ) -> tuple[dict[str, dict[str, Any]], Arrays]:
     """Several graphs at once, their shared arrays (a graph and its compiled copy's weights) stored once.
     Arrays that are constants of `known` (the same objects: graph copies share them) are not returned:
-    the records name them `known:<tensor>`, and `known_arrays(known)` gives them back when reading."""
+    the records name them `known:<tensor>`, and `known_arrays(known)` gives them back when reading.
+    `stored`: arrays returned by an earlier call (same objects are named by their keys, not returned)."""
     store = _Store()
     for name, value in known.constants.items() if known is not None else ():
         store.put(KNOWN + name, value)
+    for key, value in (stored or {}).items():
+        store.put(key, value)
+    named = set(store)
     records = {prefix: _graph(graph, prefix, store) for prefix, graph in graphs.items()}
-    return records, {k: v for k, v in store.items() if not k.startswith(KNOWN)}
+    return records, {k: v for k, v in store.items() if k not in named}
 
 
 def known_arrays(known: Graph) -> dict[str, np.ndarray]:

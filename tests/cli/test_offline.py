@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from ge_core.offline import cache as cache_module
 from tests.cli.test_cli import run_cli
 from tests.cli.test_dynamic import MODEL, UNKNOWN, encoder_inputs
 
@@ -93,3 +94,14 @@ def test_a_saved_model_refuses_a_shape_outside_its_gears_listing_them(tmp_path: 
     assert code == 2 and "is an offline model" in err
     code, _, err = run_cli(["run", MODEL, "--gear", "16,16"], capsys)
     assert code == 2 and "--gear picks a gear of an offline model" in err
+
+
+def test_a_compile_whose_entry_does_not_pay_says_why(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("GE_CACHE_KEEP", raising=False)  # judged, as outside the test suite
+    monkeypatch.setattr(cache_module, "PAYS_BELOW", 0.0)  # no load is cheap enough
+    args = ["compile", "sample:mlp", "--cache-dir", str(tmp_path)]
+    code, out, _ = run_cli(args, capsys)
+    assert code == 0 and "cache: miss, not kept: hashing the model and loading its entry" in out
+    code, out, _ = run_cli(args, capsys)
+    assert code == 0 and "cache: skipped: hashing the model" in out and "to compile it" in out

@@ -3,17 +3,21 @@ the compile misses; a bad or mislabelled entry is dropped, never trusted; two pr
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 import ge_core
+from ge_core import compiler
 from ge_core.config import CompileConfig
-from ge_core.offline.cache import CompileCache
+from ge_core.offline import cache as cache_module
+from ge_core.offline.cache import CompileCache, Costs
 from ge_core.samples import sample_bytes
 
 REPO = Path(__file__).resolve().parents[2]
@@ -108,3 +112,95 @@ def test_a_hit_rebuilds_the_pass_snapshots_only_when_asked(cache: CompileCache) 
     assert any(r.snapshot is not None for r in first.records) and all(r.snapshot is None for r in without.records)
     assert str(with_them.records[-1].snapshot) == str(first.records[-1].snapshot)
     assert without.report["passes"] == with_them.report["passes"]  # the records themselves are all there
+
+
+@pytest.fixture
+def judging(tmp_path: Path) -> CompileCache:
+    return CompileCache(tmp_path / "judged", snapshots=False, keep_all=False)
+
+
+def _hits_pay(monkeypatch: pytest.MonkeyPatch, pays: bool) -> None:
+    """Every hit judged to pay, or none: what the tests check must not hang on timings."""
+    monkeypatch.setattr(cache_module, "PAYS_BELOW", 1e9 if pays else 0.0)
+
+
+@pytest.mark.parametrize("source", ["graph", "bytes"])
+def test_an_entry_that_does_not_pay_is_not_kept_nor_its_weights_hashed_again(
+        judging: CompileCache, monkeypatch: pytest.MonkeyPatch, source: str) -> None:
+    _hits_pay(monkeypatch, False)
+    model = sample_bytes("residual_block") if source == "bytes" else ge_core.load_onnx(sample_bytes("residual_block"))
+    first = ge_core.compile(model, cache=judging)
+    assert first.report["cache"]["kept"] is False and "to compile it" in first.report["cache"]["why"]
+    assert not list(judging.folder.glob("*.gem")) and len(list(judging.folder.glob("*.cost"))) == 1
+    monkeypatch.setattr(cache_module, "content_digest", lambda source: pytest.fail("the weights were hashed"))
+    again = ge_core.compile(model, cache=judging)
+    assert again.report["cache"] == {**first.report["cache"], "key": None}  # skipped, for the same reason
+    assert again.graph.to_text() == first.graph.to_text()
+
+
+def test_a_hit_on_onnx_bytes_skips_their_import(cache: CompileCache, monkeypatch: pytest.MonkeyPatch) -> None:
+    first = ge_core.compile(sample_bytes("residual_block"), cache=cache)
+    monkeypatch.setattr(compiler, "load_onnx", lambda *args: pytest.fail("the model was imported"))
+    again = ge_core.compile(sample_bytes("residual_block"), cache=cache)
+    assert again.report["cache"]["hit"] is True
+    assert again.input_graph.to_text() == first.input_graph.to_text()
+    assert again.graph.to_text() == first.graph.to_text()
+
+
+def test_an_entry_that_pays_is_kept_and_hit(judging: CompileCache, monkeypatch: pytest.MonkeyPatch) -> None:
+    _hits_pay(monkeypatch, True)
+    first = ge_core.compile(sample_bytes("residual_block"), cache=judging)
+    again = ge_core.compile(sample_bytes("residual_block"), cache=judging)
+    assert first.report["cache"]["kept"] is True and "why" not in first.report["cache"]
+    assert again.report["cache"]["hit"] is True and again.report["cache"]["key"] == first.report["cache"]["key"]
+
+
+def test_models_differing_only_in_weights_share_a_verdict(judging: CompileCache,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    _hits_pay(monkeypatch, False)
+    graph = ge_core.load_onnx(sample_bytes("residual_block"))
+    ge_core.compile(graph, cache=judging)
+    other = graph.copy()
+    name, weights = next(iter(other.constants.items()))
+    other.constants[name] = weights + 1
+    assert ge_core.compile(other, cache=judging).report["cache"]["key"] is None  # judged already: not looked up
+
+
+def test_a_hit_in_another_mode_is_judged_on_that_hit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The CLI stores without loading snapshots; the web page's first hit, which loads them, is timed and
+    judged (here: it does not pay), so its next compile skips the cache while the CLI's still hits."""
+    _hits_pay(monkeypatch, True)
+    plain = CompileCache(tmp_path, snapshots=False, keep_all=False)
+    ge_core.compile(sample_bytes("residual_block"), cache=plain)
+    _hits_pay(monkeypatch, False)
+    page = CompileCache(tmp_path, snapshots=True, keep_all=False)
+    first = ge_core.compile(sample_bytes("residual_block"), cache=page)
+    assert first.report["cache"]["hit"] is True and any(r.snapshot is not None for r in first.records)
+    assert ge_core.compile(sample_bytes("residual_block"), cache=page).report["cache"]["key"] is None
+    _hits_pay(monkeypatch, True)
+    assert ge_core.compile(sample_bytes("residual_block"), cache=plain).report["cache"]["hit"] is True
+
+
+def test_a_hit_reads_neither_the_snapshots_nor_the_imported_graph_it_does_not_need(cache: CompileCache) -> None:
+    """The entry names the imported graph (the key pins it) and keeps the snapshots apart: a load without
+    them reads neither, so a broken snapshot member only fails a load that wants it."""
+    graph = ge_core.load_onnx(sample_bytes("residual_block"))
+    key = ge_core.compile(graph, cache=cache).report["cache"]["key"]
+    with zipfile.ZipFile(cache.path(key)) as archive:
+        members = {n: archive.read(n) for n in archive.namelist()}
+    assert json.loads(members["model.json"])["input_graph"] == "known"
+    members["snapshots.json"] = members["snapshots.json"][:-1] + b" "
+    with zipfile.ZipFile(cache.path(key), "w") as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+    cache.snapshots = False
+    assert ge_core.compile(graph, cache=cache).report["cache"]["hit"] is True
+    cache.snapshots = True
+    assert ge_core.compile(graph, cache=cache).report["cache"]["hit"] is False
+
+
+def test_a_hit_slower_than_judged_turns_the_verdict() -> None:
+    costs = Costs(compile_seconds=1.0, key_seconds=0.1, load_seconds={"no_snapshots": 0.2})
+    assert costs.add_hit("no_snapshots", 0.8) is False and costs.load_seconds["no_snapshots"] == 0.2  # not slower
+    assert costs.add_hit("no_snapshots", 2.0) is True and costs.pays("no_snapshots") is False  # averaged: 1.1
+    assert costs.add_hit("snapshots", 0.3) is True and costs.pays("snapshots") is True  # a first hit in a mode
