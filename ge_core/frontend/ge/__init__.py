@@ -1,0 +1,9 @@
+"""GE's own graph dumps in and out: `ge_proto_*.txt` (GE's ModelDef as protobuf text, schema ge_ir.proto
+vendored beside this file), `ge_onnx_*.pbtxt` (an ONNX ModelProto whose nodes are `ge:` ops) and a dump
+folder or zip of them, read into our GE Graph; and our own graphs written in both forms.
+
+    read_ge_file(path_or_bytes, name)  one dump file -> ImportResult (graph + problems)
+    read_dump(folder_or_zip)            every stage of every graph, ordered by sequence number
+    write_ge_proto(graph, out)          a graph as ge_proto text, streamed op by op
+    write_ge_onnx(graph, out)           a graph as ge_onnx text, streamed node by node
+"""
