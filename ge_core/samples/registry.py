@@ -13,7 +13,9 @@ Six kinds of sample:
 - `synthetic`: models built in memory, seeded, by bench/synthetic.py (the compile-scaling benchmark's
               generator), when that script is present: `synthetic_10k`, the scale test of every view;
 - `torch`:    PyTorch modules built in code with seeded random weights (torch_models.py), converted by
-              ge_core.from_torch and served as ONNX bytes (torch_samples.py), when PyTorch is installed.
+              ge_core.from_torch and served as ONNX bytes (torch_samples.py), when PyTorch is installed;
+- `ge_dump`:  GE graph dumps (ge_proto text) of our own compiles, made on demand (ge_dumps.py): `inspect`
+              and the pages read them as they read a dump GE wrote.
 """
 
 from __future__ import annotations
@@ -33,9 +35,10 @@ from onnx import TensorProto, helper, numpy_helper
 from ge_core.errors import ModelError, UsageError
 from ge_core.ops import REGISTRY
 from ge_core.samples.calibrate import calibrate_batch_norms
+from ge_core.samples.ge_dumps import GE_DUMPS, ge_dump_bytes
 from ge_core.samples.torch_samples import available_torch_samples, torch_sample_bytes
 
-SampleKind = Literal["sample", "broken", "light", "exported", "synthetic", "torch"]
+SampleKind = Literal["sample", "broken", "light", "exported", "synthetic", "torch", "ge_dump"]
 
 SAMPLE_DIR = Path(__file__).resolve().parents[2] / "sample_models"
 EXPORTED_DIR = SAMPLE_DIR / "exported"
@@ -88,6 +91,8 @@ class Sample:
             return _synthetic_bytes(self.path, self.nodes, SYNTHETIC_SEED)
         if self.kind == "torch":
             return torch_sample_bytes(self.name)
+        if self.kind == "ge_dump":
+            return ge_dump_bytes(self.name, get_sample(GE_DUMPS[self.name][2]).read_bytes())
         data = self.path.read_bytes()
         if self.kind == "exported" and _uses_external_data(onnx.load_from_string(data)):
             # The bytes path never reads external data, so inline it here from the model's own folder.
@@ -214,6 +219,8 @@ def list_samples() -> list[Sample]:
                     for name, (title, desc, n) in _SYNTHETIC.items()]
     samples += [Sample(name, title, desc, "torch", TORCH_MODELS) for name, (title, desc) in
                 available_torch_samples().items()]
+    samples += [Sample(name, title, desc, "ge_dump", LIGHT_DIR / f"light_{model}.onnx")
+                for name, (title, desc, model, _) in GE_DUMPS.items() if (LIGHT_DIR / f"light_{model}.onnx").exists()]
     return samples
 
 

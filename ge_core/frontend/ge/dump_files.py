@@ -209,3 +209,17 @@ def _check_totals(what: str, files: list[DumpFile]) -> None:
         raise ResourceLimitError(f"dump {quote(what)} holds {human_bytes(total)} of dump files, over the "
                                  f"{human_bytes(MAX_TOTAL_BYTES)} limit.",
                                  hint="Dump fewer stages: DUMP_GRAPH_LEVEL=2 (the main stages) or 3 (Build only).")
+
+
+def import_ge_dump(source: str | os.PathLike[str] | bytes, name: str = "") -> ImportResult:
+    """What `inspect` shows of a dump: a single file's graph, or the last stage of a folder's or zip's main
+    graph (usually Build)."""
+    stages = read_dump(source, name).stages()
+    return stages[-1].result
+
+
+def looks_like_ge_dump(path: str) -> bool:
+    """A GE dump file by its name, or a folder or zip (the dump readers say what they find in it)."""
+    base = os.path.basename(path.rstrip("/"))
+    return parse_name(base) is not None or base.startswith(("ge_proto", "ge_onnx")) or Path(path).is_dir() \
+        or path.endswith(".zip")
