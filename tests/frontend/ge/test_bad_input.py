@@ -26,7 +26,7 @@ def test_a_truncated_dump_names_the_file_and_line() -> None:
 
 
 def test_a_garbled_dump_names_the_field() -> None:
-    text = HAND.read_text().replace("    input_desc {", "    inptu_desc {", 1).replace("  op {", "  op {\n    wrong: 1", 1)
+    text = HAND.read_text().replace("  op {", "  op {\n    wrong: 1", 1)
     with pytest.raises(ModelError, match=r"line 7:\d+: .*no field named \"wrong\""):
         read_ge_file(text.encode(), NAME)
 
