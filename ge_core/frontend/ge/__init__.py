@@ -7,3 +7,11 @@ folder or zip of them, read into our GE Graph; and our own graphs written in bot
     write_ge_proto(graph, out)          a graph as ge_proto text, streamed op by op
     write_ge_onnx(graph, out)           a graph as ge_onnx text, streamed node by node
 """
+
+from ge_core.frontend.ge.dump_files import DumpFile, DumpStage, GeDump, import_ge_dump, parse_name, read_dump
+from ge_core.frontend.ge.onnx_writer import write_ge_onnx
+from ge_core.frontend.ge.proto_writer import write_ge_proto
+from ge_core.frontend.ge.reader import read_ge_file
+
+__all__ = ["DumpFile", "DumpStage", "GeDump", "import_ge_dump", "parse_name", "read_dump", "read_ge_file",
+           "write_ge_onnx", "write_ge_proto"]

@@ -1,15 +1,15 @@
 """GE's ModelDef (a ge_proto dump, or a ge_onnx dump turned into one by onnx_form.py) -> our GE Graph.
 
-How GE's ops live in our IR (the choice the dumps force; see also ge_core/ops/ge_ops.py):
+How GE's ops live in our IR (the choice the dumps force; docs/ge_dumps.md):
 - `Data` ops become graph inputs named by the op, `Const`/`Constant` ops graph constants named by the op
   (their weights when the dump has them, level 1; else a read-only zero view of the desc's shape, so nothing
   is allocated), `NetOutput` the graph outputs. Every other op is a node named and typed as GE wrote it.
 - Tensors are named GE's way, `<op>:<output index>` (graph inputs and constants by their op's name).
-- A node's domain: our registry's `ge` domain when it knows the type there (TransData, the GE ops mapped in
-  ops/ge_ops.py), else the default domain when the type is one of ours there (Relu, Conv: what our own dump
-  writer writes), else `ge`. A type our registry does not know at all is kept with its attributes and its
-  dumped descs: a dump is there to be looked at, so it is listed in `graph.metadata["ge_unmapped_ops"]`,
-  never refused (costs and the simulator skip what they do not know).
+- A node's domain: our registry's `ge` domain when it knows the type there (TransData), else the default
+  domain when the type is one of ours there (Relu, Conv: what our own dump writer writes), else `ge`. A type
+  our registry does not know is kept with its attributes and its dumped descs: a dump is there to be looked
+  at, so it is listed in `graph.metadata["ge_unmapped_ops"]`, never refused. GE types with an equivalent of
+  ours (Conv2D, FullyConnection, SoftmaxV2 ...) are priced through op_map.registry_graph's copy.
 - Output descs come from the dump, not from inference; the op's attrs are kept as read (attrs.py), plus
   OpDef's own fields (id, stream_id, workspace ...) under their names, plus what TensorDesc cannot hold
   (descs.py). A fused op keeps `_datadump_original_op_names`, the ops it replaced.
