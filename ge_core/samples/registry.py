@@ -219,14 +219,19 @@ def list_samples() -> list[Sample]:
                     for name, (title, desc, n) in _SYNTHETIC.items()]
     samples += [Sample(name, title, desc, "torch", TORCH_MODELS) for name, (title, desc) in
                 available_torch_samples().items()]
-    samples += [Sample(name, title, desc, "ge_dump", LIGHT_DIR / f"light_{model}.onnx")
-                for name, (title, desc, model, _) in GE_DUMPS.items() if (LIGHT_DIR / f"light_{model}.onnx").exists()]
     return samples
+
+
+def ge_dump_samples() -> list[Sample]:
+    """GE graph dump samples (kind ge_dump): not models, so kept out of list_samples (the model picker, sweeps and
+    `compile` take models); `inspect` and get_sample know them."""
+    return [Sample(name, title, desc, "ge_dump", LIGHT_DIR / f"light_{model}.onnx")
+            for name, (title, desc, model, _) in GE_DUMPS.items() if (LIGHT_DIR / f"light_{model}.onnx").exists()]
 
 
 def get_sample(name: str) -> Sample:
     """The sample called `name` (a light model may also be named `light_<name>`)."""
-    samples = {s.name: s for s in list_samples()}
+    samples = {s.name: s for s in [*list_samples(), *ge_dump_samples()]}
     key = name.removeprefix("light_") if name not in samples else name
     if key not in samples:
         raise UsageError(f"unknown sample '{name}'.", hint=f"Known samples: {', '.join(samples)}.")
