@@ -29,6 +29,7 @@ from ge_core.compiler import compile as ge_compile
 from ge_core.config import PRECISION_MODES, CompileConfig
 from ge_core.debugging.reproducer import REPRODUCER_KEYS
 from ge_core.errors import UsageError, quote
+from ge_core.frontend.ge.dump_files import import_ge_dump, looks_like_ge_dump
 from ge_core.frontend.input_shapes import format_input_shapes
 from ge_core.frontend.onnx import ImportResult, Source, import_onnx, load_onnx
 from ge_core.frontend.torch.factory import graph_from_factory, is_factory_spec
@@ -37,6 +38,7 @@ from ge_core.memory.order import MEMORY_ORDERS
 from ge_core.memory.planners import STRATEGIES
 from ge_core.offline.cache import CompileCache
 from ge_core.samples import get_sample, sample_bytes
+from ge_core.samples.ge_dumps import dump_file_name
 
 
 def model_options() -> argparse.ArgumentParser:
@@ -187,7 +189,13 @@ def source_of(args: argparse.Namespace) -> Source | Graph:
                                                           "a third item, from the function.")
         return graph_from_factory(model)
     if model.startswith("sample:"):
+        if get_sample(model.removeprefix("sample:")).kind == "ge_dump":
+            raise UsageError(f"{quote(model)} is a GE graph dump: `inspect` and the pages show it; it is not "
+                             "compiled again.", hint="Compile the model it was dumped from instead.")
         return sample_bytes(model.removeprefix("sample:"))
+    if looks_like_ge_dump(model) and not model.endswith(".onnx"):
+        raise UsageError(f"{quote(model)} is a GE graph dump: `inspect` shows it; it is not compiled again.",
+                         hint="Compile the .onnx model it was dumped from instead.")
     path = Path(model)
     if not path.is_file():
         raise UsageError(f"model file '{model}' not found.",
@@ -197,9 +205,28 @@ def source_of(args: argparse.Namespace) -> Source | Graph:
 
 
 def imported_of(args: argparse.Namespace) -> ImportResult:
-    """MODEL imported for `inspect` (a PyTorch model is converted whole, or refused with every problem)."""
+    """MODEL imported for `inspect` (a PyTorch model is converted whole, or refused with every problem; a GE
+    graph dump file, folder or zip shows its last stage)."""
+    dump = ge_dump_of(str(args.model))
+    if dump is not None:
+        return dump
     source = source_of(args)
     return ImportResult(source) if isinstance(source, Graph) else import_onnx(source, input_shapes_of(args) or None)
+
+
+def ge_dump_of(model: str) -> ImportResult | None:
+    """MODEL read as GE graph dump when it is one (sample:NAME of kind ge_dump, a ge_proto/ge_onnx file, a
+    folder or a .zip), else None."""
+    if model.startswith("sample:"):
+        sample = get_sample(model.removeprefix("sample:"))
+        if sample.kind != "ge_dump":
+            return None
+        return import_ge_dump(sample.read_bytes(), dump_file_name(sample.name))
+    if looks_like_ge_dump(model):
+        if not Path(model).exists():
+            raise UsageError(f"GE dump {quote(model)} not found.")
+        return import_ge_dump(model)
+    return None
 
 
 def graph_of(args: argparse.Namespace) -> Graph:

@@ -14,7 +14,9 @@ import numpy as np
 from ge_core.cli.options import compiled_from_args, imported_of, value_stats
 from ge_core.compiler import CompiledModel
 from ge_core.debugging.dump import write_dumps
-from ge_core.errors import printable
+from ge_core.debugging.ge_stages import FORMATS as GE_FORMATS
+from ge_core.debugging.ge_stages import GeDumpOptions, write_ge_dumps
+from ge_core.errors import UsageError, printable
 from ge_core.frontend.summary import summarize
 from ge_core.kernels import jit
 from ge_core.ops import REGISTRY
@@ -90,7 +92,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
         Path(args.report).write_text(json.dumps(compiled.report, indent=2), encoding="utf-8")
         print(f"wrote report to {args.report}")
     if args.dump_dir:
-        files = write_dumps(compiled, args.dump_dir)
+        files = write_dump_formats(compiled, args)
         print(f"wrote {len(files)} dump files to {args.dump_dir}")
     if args.tables:
         tables = write_tables(compiled, args.tables)
@@ -98,6 +100,21 @@ def cmd_compile(args: argparse.Namespace) -> int:
     if args.output:
         print(f"wrote the offline model to {compiled.save(args.output)} (run it: python -m ge_core run {args.output})")
     return 0
+
+
+def write_dump_formats(compiled: CompiledModel, args: argparse.Namespace) -> list[Path]:
+    """--dump-dir in the --dump-format forms: ours per pass, and GE's as DUMP_GE_GRAPH / DUMP_GRAPH_LEVEL say."""
+    formats = [f.strip() for f in str(getattr(args, "dump_format", "workbench")).split("|") if f.strip()]
+    odd = [f for f in formats if f not in ("workbench", *GE_FORMATS)]
+    if odd or not formats:
+        raise UsageError(f"--dump-format {args.dump_format!r}: give workbench, ge_proto and/or onnx, '|'-separated.")
+    files = write_dumps(compiled, args.dump_dir) if "workbench" in formats else []
+    ge_forms = tuple(f for f in formats if f in GE_FORMATS)
+    if ge_forms:
+        options = GeDumpOptions(getattr(args, "dump_ge_graph", 2), str(getattr(args, "dump_graph_level", "2")),
+                                ge_forms)
+        files += write_ge_dumps(compiled, args.dump_dir, options)
+    return files
 
 
 def cache_line(report: dict[str, Any]) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -59,6 +60,8 @@ class ModelSummary:
 
 def summarize(result: ImportResult) -> ModelSummary:
     graph = result.graph
+    # a GE dump: its ops as the file lists them (Data, Const and NetOutput are inputs, constants and outputs here)
+    dumped: dict[str, int] | None = json.loads(graph.metadata["ge_ops"]) if "ge_ops" in graph.metadata else None
     unsupported: dict[str, list[str]] = {}
     for node, op in result.unsupported:
         unsupported.setdefault(op, []).append(node)
@@ -68,8 +71,8 @@ def summarize(result: ImportResult) -> ModelSummary:
         opset=dict(graph.opset),
         inputs=[TensorInfo(t, graph.desc(t).dtype, graph.input_dims_text(t)) for t in graph.inputs],
         outputs=[_info(graph, t) for t in graph.outputs],
-        nodes=len(graph),
-        op_histogram=dict(Counter(n.op_type for n in graph.nodes)),
+        nodes=len(graph) if dumped is None else sum(dumped.values()),
+        op_histogram=dict(Counter(n.op_type for n in graph.nodes)) if dumped is None else dumped,
         parameters=sum(int(a.size) for a in graph.constants.values()),
         parameter_bytes=sum(int(a.nbytes) for a in graph.constants.values()),
         unsupported=unsupported,

@@ -5,6 +5,7 @@ from ge_core.samples.calibrate import calibrate_batch_norms
 from ge_core.samples.registry import (
     DEFAULT_SAMPLE,
     Sample,
+    ge_dump_samples,
     get_sample,
     light_model,
     list_samples,
@@ -12,5 +13,5 @@ from ge_core.samples.registry import (
     sample_bytes,
 )
 
-__all__ = ["DEFAULT_SAMPLE", "Sample", "calibrate_batch_norms", "get_sample", "light_model", "list_samples",
-           "randomize_weights", "sample_bytes"]
+__all__ = ["DEFAULT_SAMPLE", "Sample", "calibrate_batch_norms", "ge_dump_samples", "get_sample", "light_model",
+           "list_samples", "randomize_weights", "sample_bytes"]

@@ -13,7 +13,9 @@ Six kinds of sample:
 - `synthetic`: models built in memory, seeded, by bench/synthetic.py (the compile-scaling benchmark's
               generator), when that script is present: `synthetic_10k`, the scale test of every view;
 - `torch`:    PyTorch modules built in code with seeded random weights (torch_models.py), converted by
-              ge_core.from_torch and served as ONNX bytes (torch_samples.py), when PyTorch is installed.
+              ge_core.from_torch and served as ONNX bytes (torch_samples.py), when PyTorch is installed;
+- `ge_dump`:  GE graph dumps (ge_proto text) of our own compiles, made on demand (ge_dumps.py): `inspect`
+              and the pages read them as they read a dump GE wrote.
 """
 
 from __future__ import annotations
@@ -33,9 +35,10 @@ from onnx import TensorProto, helper, numpy_helper
 from ge_core.errors import ModelError, UsageError
 from ge_core.ops import REGISTRY
 from ge_core.samples.calibrate import calibrate_batch_norms
+from ge_core.samples.ge_dumps import GE_DUMPS, ge_dump_bytes
 from ge_core.samples.torch_samples import available_torch_samples, torch_sample_bytes
 
-SampleKind = Literal["sample", "broken", "light", "exported", "synthetic", "torch"]
+SampleKind = Literal["sample", "broken", "light", "exported", "synthetic", "torch", "ge_dump"]
 
 SAMPLE_DIR = Path(__file__).resolve().parents[2] / "sample_models"
 EXPORTED_DIR = SAMPLE_DIR / "exported"
@@ -88,6 +91,8 @@ class Sample:
             return _synthetic_bytes(self.path, self.nodes, SYNTHETIC_SEED)
         if self.kind == "torch":
             return torch_sample_bytes(self.name)
+        if self.kind == "ge_dump":
+            return ge_dump_bytes(self.name, get_sample(GE_DUMPS[self.name][2]).read_bytes())
         data = self.path.read_bytes()
         if self.kind == "exported" and _uses_external_data(onnx.load_from_string(data)):
             # The bytes path never reads external data, so inline it here from the model's own folder.
@@ -217,9 +222,16 @@ def list_samples() -> list[Sample]:
     return samples
 
 
+def ge_dump_samples() -> list[Sample]:
+    """GE graph dump samples (kind ge_dump): not models, so kept out of list_samples (the model picker, sweeps and
+    `compile` take models); `inspect` and get_sample know them."""
+    return [Sample(name, title, desc, "ge_dump", LIGHT_DIR / f"light_{model}.onnx")
+            for name, (title, desc, model, _) in GE_DUMPS.items() if (LIGHT_DIR / f"light_{model}.onnx").exists()]
+
+
 def get_sample(name: str) -> Sample:
     """The sample called `name` (a light model may also be named `light_<name>`)."""
-    samples = {s.name: s for s in list_samples()}
+    samples = {s.name: s for s in [*list_samples(), *ge_dump_samples()]}
     key = name.removeprefix("light_") if name not in samples else name
     if key not in samples:
         raise UsageError(f"unknown sample '{name}'.", hint=f"Known samples: {', '.join(samples)}.")

@@ -25,7 +25,7 @@ class PassRecord:
 
     index: int
     name: str
-    stage: Stage
+    stage: str  # a Stage of ours, or a GE dump's stage name (ge_core/debugging/ge_records.py)
     description: str
     changed: bool = False
     nodes_before: int = 0
