@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 from google.protobuf.message import Message
 
-from ge_core.frontend.ge import ge_ir_pb2 as pb
+from ge_core.frontend.ge.vendor import ge_ir_pb2 as pb
 
 
 @dataclass(frozen=True)

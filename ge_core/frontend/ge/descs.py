@@ -17,10 +17,10 @@ from typing import Any
 
 import numpy as np
 
-from ge_core.frontend.ge import ge_ir_pb2 as pb
 from ge_core.frontend.ge.attrs import attr_value, set_attr
 from ge_core.frontend.ge.ge_types import dtype_from_ge, dtype_to_ge, format_number
 from ge_core.frontend.ge.layouts import pack, unpack
+from ge_core.frontend.ge.vendor import ge_ir_pb2 as pb
 from ge_core.ir import dtypes
 from ge_core.ir.formats import DEVICE_FORMATS, device_shape
 from ge_core.ir.tensor import TensorDesc

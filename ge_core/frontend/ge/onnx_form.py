@@ -20,10 +20,10 @@ import onnx
 from onnx import AttributeProto
 
 from ge_core.errors import ModelError, quote
-from ge_core.frontend.ge import ge_ir_pb2 as pb
 from ge_core.frontend.ge.attrs import set_attr
 from ge_core.frontend.ge.ge_types import format_number
 from ge_core.frontend.ge.proto_reader import OPDEF_FIELDS
+from ge_core.frontend.ge.vendor import ge_ir_pb2 as pb
 
 GE_PREFIX = "ge:"
 SUBGRAPH_TYPE = "subgraph"

@@ -17,10 +17,10 @@ import onnx
 from google.protobuf import text_encoding, text_format
 from onnx import AttributeProto, helper
 
-from ge_core.frontend.ge import ge_ir_pb2 as pb
 from ge_core.frontend.ge.attrs import attr_value
 from ge_core.frontend.ge.op_defs import NET_OUTPUT_NAME, graph_op_defs, subgraph_name
 from ge_core.frontend.ge.proto_reader import OPDEF_FIELDS
+from ge_core.frontend.ge.vendor import ge_ir_pb2 as pb
 from ge_core.ir.graph import Graph
 
 DESC_FIELDS = ("size", "weight_size", "reuse_input", "output_tensor", "device_type", "input_tensor", "real_dim_cnt",

@@ -15,9 +15,9 @@ from typing import Any
 import numpy as np
 from google.protobuf import text_format
 
-from ge_core.frontend.ge import ge_ir_pb2 as pb
 from ge_core.frontend.ge.attrs import set_attr
 from ge_core.frontend.ge.descs import desc_to_proto, split_extras, tensor_from_array
+from ge_core.frontend.ge.vendor import ge_ir_pb2 as pb
 from ge_core.ir.graph import Graph
 from ge_core.ir.node import Node
 from ge_core.ir.tensor import TensorDesc

@@ -26,9 +26,9 @@ from typing import Any
 
 import numpy as np
 
-from ge_core.frontend.ge import ge_ir_pb2 as pb
 from ge_core.frontend.ge.attrs import attrs_of
 from ge_core.frontend.ge.descs import array_from_tensor, desc_extras, desc_from_proto
+from ge_core.frontend.ge.vendor import ge_ir_pb2 as pb
 from ge_core.frontend.onnx import ImportResult
 from ge_core.frontend.toposort import topo_order
 from ge_core.ir import dtypes

@@ -11,8 +11,8 @@ from typing import TextIO
 
 from google.protobuf import text_format
 
-from ge_core.frontend.ge import ge_ir_pb2 as pb
 from ge_core.frontend.ge.op_defs import OpText, subgraph_name
+from ge_core.frontend.ge.vendor import ge_ir_pb2 as pb
 from ge_core.ir.graph import Graph
 
 

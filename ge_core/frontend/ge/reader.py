@@ -6,10 +6,10 @@ import os
 
 import onnx
 
-from ge_core.frontend.ge import ge_ir_pb2 as pb
 from ge_core.frontend.ge.onnx_form import model_def_from_onnx
 from ge_core.frontend.ge.proto_reader import import_model_def
 from ge_core.frontend.ge.text_input import Kind, decode, parse, read_file_bytes, sniff_kind
+from ge_core.frontend.ge.vendor import ge_ir_pb2 as pb
 from ge_core.frontend.onnx import ImportResult
 
 GE_SUFFIXES = (".txt", ".pbtxt")

@@ -17,7 +17,7 @@ from google.protobuf import text_format
 from google.protobuf.message import Message
 
 from ge_core.errors import ModelError, ResourceLimitError, quote
-from ge_core.frontend.ge import ge_ir_pb2 as pb
+from ge_core.frontend.ge.vendor import ge_ir_pb2 as pb
 from ge_core.ir.limits import human_bytes
 
 Kind = Literal["ge_proto", "ge_onnx"]

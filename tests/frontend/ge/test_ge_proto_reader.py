@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from ge_core.frontend.ge.attrs import AttrDataType, NamedAttrs
-from ge_core.frontend.ge.ge_ir_pb2 import TensorDescriptor
 from ge_core.frontend.ge.reader import read_ge_file
+from ge_core.frontend.ge.vendor.ge_ir_pb2 import TensorDescriptor
 
 DATA = Path(__file__).parent / "data"
 HAND = DATA / "ge_proto_00000007_graph_1_PreRunAfterOptimizeSubgraph.txt"

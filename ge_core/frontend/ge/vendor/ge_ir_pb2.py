@@ -1,7 +1,7 @@
 # Generated from ge_ir.proto (beside this file) by protoc 35.1 (grpcio-tools 1.85.4); do not edit by hand.
 # Regenerate after an edit of ge_ir.proto, with grpcio-tools as a dev-time tool only (never a runtime dependency):
 #     python3 -m pip install --target /tmp/grpctools grpcio-tools
-#     cd ge_core/frontend/ge && PYTHONPATH=/tmp/grpctools python3 -m grpc_tools.protoc -I. --python_out=. \
+#     cd ge_core/frontend/ge/vendor && PYTHONPATH=/tmp/grpctools python3 -m grpc_tools.protoc -I. --python_out=. \
 #         --pyi_out=. ge_ir.proto
 # then put this header back. At run time it needs only protobuf >= 7.35.1 (pyproject.toml pins it).
 # -*- coding: utf-8 -*-
