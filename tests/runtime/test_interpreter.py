@@ -13,7 +13,7 @@ import ge_core
 from ge_core.errors import GEError
 from ge_core.ir import Graph, Node, TensorDesc
 from ge_core.ir.fusion import fuse
-from ge_core.ops import REGISTRY, OpDef, OpRegistry
+from ge_core.ops import REGISTRY, OpDef, OpRegistry, blas
 from ge_core.runtime import ArenaExecutor, Executor, Interpreter
 from ge_core.runtime.interpreter import Env
 from ge_core.samples import calibrate
@@ -142,10 +142,11 @@ def test_the_arena_and_the_plain_executor_agree_bit_for_bit(name: str) -> None:
 
 def kernel_by_kernel_stats(graph: Graph, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """The calibration statistics as the loop before the interpreter computed them: each registry kernel
-    called in turn, each calibratable BN's mean/var replaced just before it runs."""
+    called in turn, each calibratable BN's mean/var replaced just before it runs (numpy's BLAS on one thread,
+    as calibration runs it: OpenBLAS's last bits may differ between thread counts)."""
     env: dict[str, np.ndarray] = {**graph.constants, **feeds}
     stats: dict[str, np.ndarray] = {}
-    with np.errstate(all="ignore"):
+    with np.errstate(all="ignore"), blas.one_thread():
         for node in graph.nodes:
             if node.op_type == "BatchNormalization" and calibrate._calibratable(graph, node):
                 stats.update(calibrate._calibrate(node, env))
