@@ -7,6 +7,7 @@ import streamlit as st
 
 from workbench_ui.analysis import BEST_SAMPLE, compiled_or_stop, selected_node, show_tabs
 from workbench_ui.profile_view import (
+    default_precision,
     fallback_note,
     on_screen,
     pick_precision,
@@ -44,7 +45,7 @@ compiled = compiled_or_stop(target)
 key = target.cache_key
 intro = st.container()  # the intro's numbers, for the precision mode picked below
 st.subheader(f"{md_escape(choice.title)} at {target.opt_level} on {md_escape(target.hardware.label)}")
-precision = pick_precision(str(compiled.config.precision_mode))
+precision = pick_precision(default_precision(compiled))
 result, ops, summary = simulated(key, compiled, precision)
 intro.markdown(on_screen(choice.title, summary, ops))
 show_headline(summary)

@@ -65,6 +65,12 @@ def simulated(key: ConfigKey, compiled: CompiledModel, precision: str) -> tuple[
     return result, ops, profile_summary(result)
 
 
+def default_precision(compiled: CompiledModel) -> str:
+    """The compile's precision mode, else its target profile's default (ATC's force_fp16)."""
+    profile = load_profile(compiled.config.hardware or FALLBACK_HARDWARE)
+    return compiled.config.precision_mode or profile.default_precision_mode
+
+
 def fallback_note() -> str:
     return (f"The sidebar names no hardware target: simulating on {code_span(FALLBACK_HARDWARE)}, the library's "
             "default. Pick another (or upload a profile) in the sidebar's **Hardware**.")

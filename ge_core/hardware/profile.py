@@ -11,6 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cached_property
 
+# ATC's --precision_mode values. ATC compiles with force_fp16 unless told otherwise ("参数默认值: force_fp16",
+# CANN ATC docs, e.g. canncommercial 6.0.1 atctool_0090, for the inference and training series alike); a
+# profile may name another default (`default_precision_mode`), which a compile with no mode of its own takes.
+PRECISION_MODES = ("force_fp32", "must_keep_origin_dtype", "allow_fp32_to_fp16", "force_fp16")
+ATC_DEFAULT_PRECISION = "force_fp16"
+
 
 @dataclass(frozen=True)
 class Buffers:
@@ -76,6 +82,7 @@ class HardwareProfile:
     alignment: Alignment
     overheads: Overheads
     separated_vector_cores: bool = False  # 910B-like: vector kernels run on their own cores
+    default_precision_mode: str = ATC_DEFAULT_PRECISION  # what ATC compiles with when no mode is given
     sources: dict[str, str] = field(default_factory=dict, hash=False)
     description: str = ""
     path: str = ""  # the file it came from

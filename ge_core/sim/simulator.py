@@ -131,13 +131,14 @@ def simulate(compiled: CompiledModel, profile: HardwareProfile | str | None = No
              feeds: Mapping[str, object] | None = None, *, precision: str | Precision | None = None, seed: int = 0,
              run: bool = True, reuse_schedule: bool = True) -> SimResult:
     """Simulate `compiled` on `profile` (a name, a .json path or a HardwareProfile; default: the compile's
-    hardware target, else ascend910) in `precision` mode (default: the compile's precision_mode).
+    hardware target, else ascend910) in `precision` mode (default: the compile's precision_mode, else the
+    profile's default, ATC's force_fp16: a model compiled with no mode is simulated as ATC compiles it).
 
     Runs the real kernels on `feeds` (seeded random inputs when None) for the outputs; in a rounding
     precision mode also runs fp32 and reports each output's relative error. `run=False` skips the numbers
     (timing only); `reuse_schedule=False` prices every kernel again (the benchmark's cold path)."""
     hw = load_profile(profile if profile is not None else compiled.config.hardware or DEFAULT_PROFILE)
-    mode = parse_precision(precision if precision is not None else compiled.config.precision_mode)
+    mode = parse_precision(precision if precision is not None else precision_of(compiled, hw))
     schedule = schedule_of(compiled.graph, hw, mode) if reuse_schedule else build_schedule(compiled.graph, hw, mode)
     outputs: dict[str, np.ndarray] = {}
     errors: dict[str, float] = {}
@@ -148,6 +149,11 @@ def simulate(compiled: CompiledModel, profile: HardwareProfile | str | None = No
         errors = {} if exact(mode) else relative_errors(outputs, reference)
     return SimResult(hw, mode.name, list(schedule.ops), list(schedule.views), outputs, errors,
                      str(compiled.config.opt_level))
+
+
+def precision_of(compiled: CompiledModel, profile: HardwareProfile) -> str:
+    """The precision mode `compiled` runs in on `profile`: its own, else the profile's (ATC's) default."""
+    return compiled.config.precision_mode or profile.default_precision_mode
 
 
 def reference_feeds(compiled: CompiledModel, feeds: Mapping[str, object]) -> dict[str, np.ndarray]:
