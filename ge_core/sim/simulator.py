@@ -139,7 +139,9 @@ def simulate(compiled: CompiledModel, profile: HardwareProfile | str | None = No
     (timing only); `reuse_schedule=False` prices every kernel again (the benchmark's cold path)."""
     hw = load_profile(profile if profile is not None else compiled.config.hardware or DEFAULT_PROFILE)
     mode = parse_precision(precision if precision is not None else precision_of(compiled, hw))
-    schedule = schedule_of(compiled.graph, hw, mode) if reuse_schedule else build_schedule(compiled.graph, hw, mode)
+    no_task = frozenset(s.node for s in compiled.plan.steps if not s.launches_kernel)  # no-copy Concats, views
+    schedule = (schedule_of(compiled.graph, hw, mode, no_task) if reuse_schedule
+                else build_schedule(compiled.graph, hw, mode, no_task))
     outputs: dict[str, np.ndarray] = {}
     errors: dict[str, float] = {}
     if run:
@@ -160,29 +162,33 @@ def reference_feeds(compiled: CompiledModel, feeds: Mapping[str, object]) -> dic
     return check_feeds(compiled.graph, feeds)
 
 
-_SCHEDULES: weakref.WeakKeyDictionary[Graph, dict[tuple[HardwareProfile, str], Schedule]] = \
+_SCHEDULES: weakref.WeakKeyDictionary[Graph, dict[tuple[HardwareProfile, str, frozenset[str]], Schedule]] = \
     weakref.WeakKeyDictionary()
 
 
-def schedule_of(graph: Graph, profile: HardwareProfile, precision: Precision) -> Schedule:
-    """The simulated timeline of `graph` (cached per graph, profile and precision mode)."""
+def schedule_of(graph: Graph, profile: HardwareProfile, precision: Precision,
+                no_task: frozenset[str] = frozenset()) -> Schedule:
+    """The simulated timeline of `graph` (cached per graph, profile and precision mode); `no_task`: nodes the
+    compile made free (its memory plan writes a no-copy Concat's inputs in place: GE launches no task)."""
     per_graph = _SCHEDULES.setdefault(graph, {})
-    key = (profile, precision.name)
+    key = (profile, precision.name, no_task)
     if key not in per_graph:
-        per_graph[key] = build_schedule(graph, profile, precision)
+        per_graph[key] = build_schedule(graph, profile, precision, no_task)
     return per_graph[key]
 
 
-def build_schedule(graph: Graph, profile: HardwareProfile, precision: Precision) -> Schedule:
+def build_schedule(graph: Graph, profile: HardwareProfile, precision: Precision,
+                   no_task: frozenset[str] = frozenset()) -> Schedule:
     unknown = next((t for t in graph.inputs if not graph.desc(t).is_static), None)
     if unknown is not None:
         raise UsageError(f"cannot simulate: input '{unknown}' has unknown dims {graph.desc(unknown).text()}.",
                          hint="Compile with static input shapes (--input-shape \"x:1,3,224,224\").")
     with gc_paused():  # pricing makes many small objects and no cycles: spare the collector's heap walks
-        return _price_all(graph, profile, precision)
+        return _price_all(graph, profile, precision, no_task)
 
 
-def _price_all(graph: Graph, profile: HardwareProfile, precision: Precision) -> Schedule:
+def _price_all(graph: Graph, profile: HardwareProfile, precision: Precision,
+               no_task: frozenset[str] = frozenset()) -> Schedule:
     rows: list[OpRow] = []
     views: list[str] = []
     nodes = graph.nodes
@@ -196,7 +202,7 @@ def _price_all(graph: Graph, profile: HardwareProfile, precision: Precision) -> 
     clock = 0.0
     for node, shape_key in zip(nodes, shapes, strict=True):
         op = REGISTRY.get(node.op_type, node.domain)
-        if op is not None and op.view:  # no kernel (kernel_cost says None)
+        if (op is not None and op.view) or node.name in no_task:  # no kernel (kernel_cost says None for a view)
             views.append(node.name)
             continue
         # control flow: priced from its subgraphs' kernels (sim/control.py); an op with a kernel body of its
