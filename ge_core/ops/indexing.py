@@ -225,7 +225,7 @@ def _topk(node: Node, inputs: list[np.ndarray | None]) -> list[np.ndarray]:
 OPS: list[OpDef] = [
     # pick slices of data along axis at the given indices
     OpDef("Gather", Category.INJECTIVE, _infer_gather, _gather, gather_cost, doc="take along axis",
-          vector_class=VectorClass.DATA_MOVE, indexed_input=0),
+          vector_class=VectorClass.DATA_MOVE, indexed_input=0, ge_types=("GatherV2", "GatherV2D")),
     # pick one element per index along axis (output has the indices' shape)
     OpDef("GatherElements", Category.INJECTIVE, _infer_gather_elements, _gather_elements, gather_cost,
           doc="take_along_axis", vector_class=VectorClass.DATA_MOVE, indexed_input=0),

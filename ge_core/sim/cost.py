@@ -198,14 +198,16 @@ def _assemble(node: Node, tiling: Tiling, flops: int, ddr_bytes: int,
               units: tuple[float, float, float, float, float, float], p: HardwareProfile) -> KernelCost:
     """The kernel's cost from its units' cycles (cube, vector, mte1, mte2, mte3, fixpipe; scalar added here):
     the double-buffered pipeline, the chip's DDR floor, setup and launch."""
-    cube, vector, mte1, mte2, mte3, fixpipe = units
+    eff = p.efficiency  # 1 unless a calibration fitted the profile to a measured one
+    cube, vector = units[0] / eff.cube, units[1] / eff.vector
+    mte1, mte2, mte3, fixpipe = (u / eff.memory for u in units[2:])
     ov = p.overheads
     tiles = max(tiling.tiles_per_core, 1)
     scalar = ov.scalar_cycles_per_tile * tiles
     stages = [cube, vector, scalar, mte1, mte2, mte3, fixpipe]  # in UNITS order
     slowest = max(stages)
     pipeline = slowest + (sum(stages) - slowest) / tiles
-    ddr_cycles = ddr_bytes / p.chip_bytes_per_cycle
+    ddr_cycles = ddr_bytes / p.chip_bytes_per_cycle / eff.memory
     setup = float(ov.scalar_cycles_per_kernel)
     clock_ghz = p.clock_ghz
     latency = (max(pipeline, ddr_cycles) + setup) / (clock_ghz * 1e3) + ov.kernel_launch_us  # cycles_to_us

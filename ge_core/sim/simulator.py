@@ -52,6 +52,7 @@ class OpRow:
     block_dim: int
     tiles: int
     tiling: str
+    stream: int = 0  # GE's default runs one stream; a measured profile (op_summary) says which
 
     @property
     def end_us(self) -> float:
@@ -71,7 +72,7 @@ class OpRow:
                 "latency_us": _r(self.latency_us), "flops": self.flops, "bytes": self.bytes, "bound": self.bound,
                 "floor_us": _r(self.floor_us), "attained_flops": _r(self.attained_flops),
                 "intensity": _r(self.intensity) if np.isfinite(self.intensity) else None,
-                "block_dim": self.block_dim, "tiles": self.tiles,
+                "block_dim": self.block_dim, "tiles": self.tiles, "stream": self.stream,
                 "busy_us": {u: _r(v) for u, v in self.busy_us.items()}, "tiling": self.tiling}
 
 
@@ -94,10 +95,17 @@ class SimResult:
     outputs: dict[str, np.ndarray]
     precision_errors: dict[str, float] = field(default_factory=dict)  # vs fp32, when the mode rounds
     opt_level: str = ""
+    source: str = ""  # "": simulated; else the measured profile it was read from (an op_summary CSV)
 
     @property
     def total_us(self) -> float:
-        return self.ops[-1].end_us if self.ops else 0.0
+        if not self.ops:
+            return 0.0
+        return max(r.end_us for r in self.ops) if self.source else self.ops[-1].end_us  # measured: several streams
+
+    @property
+    def measured(self) -> bool:
+        return bool(self.source)
 
     @property
     def flops(self) -> int:
@@ -120,7 +128,7 @@ class SimResult:
         return {"hardware": self.profile.to_json(), "precision_mode": self.precision, "opt_level": self.opt_level,
                 "total_us": _r(self.total_us), "floor_us": _r(self.floor_us), "kernels": len(self.ops),
                 "flops": self.flops, "bytes": self.bytes, "busy_us": {u: _r(v) for u, v in self.busy_us().items()},
-                "precision_errors": self.precision_errors, "views": self.views,
+                "precision_errors": self.precision_errors, "views": self.views, "measured_from": self.source,
                 "ops": [r.to_json() for r in self.ops]}
 
     def trace(self) -> dict[str, Any]:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from ge_core.hardware import ProfileError, load_profile, profile_names
-from ge_core.hardware.loader import PROFILE_DIR
+from ge_core.hardware.loader import PROFILE_DIR, profile_problems
 from ge_core.hardware.ub_limits import UB_BYTES, ub_bytes
 
 
@@ -128,3 +128,15 @@ def test_unknown_name_lists_the_known_ones() -> None:
     with pytest.raises(ProfileError, match="Known profiles: ascend310, ascend310p, ascend910, ascend910b") as info:
         load_profile("gpu")
     assert info.value.exit_code == 2
+
+
+def test_efficiency_calibration_and_fidelity_are_optional_sections(tmp_path: Path) -> None:
+    path = _write(tmp_path, {"extends": "ascend310p", "name": "fitted", "efficiency": {"cube": 0.7},
+                             "calibration": {"fitted_on": "op_summary.csv"}})
+    p = load_profile(path)
+    assert (p.efficiency.cube, p.efficiency.vector, p.efficiency.memory) == (0.7, 1.0, 1.0)
+    assert p.calibration["fitted_on"] == "op_summary.csv"
+    bad = _write(tmp_path, {"extends": "ascend310p", "name": "bad", "efficiency": {"cube": 0, "fast": 1}}, "b.json")
+    problems = profile_problems(json.loads(bad.read_text()), "b.json")
+    assert any("unknown field 'efficiency.fast'" in m for m in problems)
+    assert any("field 'efficiency.cube' must be a positive number, got 0" in m for m in problems)
