@@ -44,7 +44,7 @@ def test_the_last_inference_is_read_unless_one_is_asked_for() -> None:
     assert (summary.infer_ids, summary.infer_id) == ((1, 2), 2)
     first = read_op_summary(CURRENT, infer_id=1)
     assert first.total_us > summary.total_us  # the first run warms up
-    with pytest.raises(OpSummaryError, match="no Infer ID 7.*Its Infer IDs: 1, 2"):
+    with pytest.raises(OpSummaryError, match=r"no Infer ID 7.*Its Infer IDs: 1, 2"):
         read_op_summary(CURRENT, infer_id=7)
 
 
