@@ -23,6 +23,7 @@ from ge_core.sim.calibrate import Calibration, calibrate
 from ge_core.sim.op_summary import OpSummary, measured_result, read_op_summary
 from ge_core.sim.real_compare import match_tasks, most_wrong, per_op, per_type, totals
 from ge_core.sim.simulator import SimResult
+from ge_core.viz.canvas_overlays import Overlay
 
 FIDELITY_PAGE = "docs/fidelity.md"
 
@@ -47,6 +48,13 @@ def measured_against(data: bytes, name: str, compiled: CompiledModel, sim: SimRe
     ops = per_op(summary, sim, matched)
     result = measured_result(summary, sim.profile, matched, sim.precision)
     return Measured(summary, result, matched, ops, per_type(ops), most_wrong(ops), totals(summary, sim, ops))
+
+
+def measured_overlay(measured: Measured) -> Overlay:
+    """Measured µs per node of our graph (the tasks matched to it), for the canvas's heat overlay."""
+    values = {r.node: r.latency_us for i, r in enumerate(measured.result.ops) if i in measured.matched}
+    return Overlay("measured latency (µs)", values, "µs",
+                   description=f"Task Duration of the node's task in {measured.summary.file}")
 
 
 def stream_timeline(result: SimResult) -> pd.DataFrame:
