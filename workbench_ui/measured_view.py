@@ -41,6 +41,7 @@ from workbench_ui.text import code_span, md_escape
 MEASURED_KEY = "ge_measured"  # (file name, bytes) of the op_summary uploaded in this session
 UPLOAD_KEY = "ge_measured_upload"
 CALIBRATE_KEY = "ge_measured_calibrate"  # the (compile, file) a calibration was asked for
+UNMEASURED = ["flops", "bytes", "attained_flops", "intensity", "floor_us", "tiles"]  # an op_summary has none
 HOW_TO = ("Profile the model on a device with msprof (`msprof --output=DIR --application=\"...\"`, or "
           "`--model-execution`), then upload `op_summary_*.csv` from `DIR/.../mindstudio_profiler_output` (older "
           "CANN: `summary/op_summary_*.csv`). Both of msprof's layouts are read. Tasks are matched to this "
@@ -83,8 +84,8 @@ def show_headline(measured: Measured) -> None:
                "simulated / measured: above 1 the simulator is slower than the chip.")
     cols = st.columns(4)
     cols[0].metric("Measured", f"{t['measured_us']:,.1f} µs", help="From the first task's start to the last's end")
-    cols[1].metric("Simulated", f"{t['simulated_us']:,.1f} µs", delta=f"{t['ratio']:.2f}x of measured",
-                   delta_color="off")
+    cols[1].metric(f"Simulated ({t['ratio']:.2f}x)", f"{t['simulated_us']:,.1f} µs",
+                   help="The simulation of the model on screen; in brackets, simulated / measured")
     cols[2].metric("Tasks matched", f"{int(t['matched_tasks'])} of {int(t['tasks'])}",
                    help=f"to the {int(t['kernels'])} kernels of the compile on screen, by name then by type")
     cols[3].metric("Per-kernel error", f"x{_exp(t['per_op_error']):.2f}",
@@ -106,12 +107,14 @@ def show_measured_profile(key: ConfigKey, compiled: CompiledModel, measured: Mea
     real = measured.result
     st.markdown("#### The measured profile")
     st.markdown("##### Slowest tasks")
-    table(top_ops(real, 10), "ge_measured_top", config=_columns(), on_pick=_pick)
+    table(top_ops(real, 10).drop(columns=UNMEASURED, errors="ignore"), "ge_measured_top", config=_columns(),
+          on_pick=_pick)
     st.markdown("##### Timeline per stream")
     st.altair_chart(gantt_chart(stream_timeline(real), stream_order(real), node), key="ge_measured_gantt",
                     on_select=chart_pick("ge_measured_gantt", PICK, "node"), selection_mode=PICK)
     with st.expander("Every measured task (the per-op table of a simulation, from the file's columns)"):
-        table(profile_table(real), "ge_measured_table", wide=("tiling",), config=_columns(), on_pick=_pick)
+        table(profile_table(real).drop(columns=UNMEASURED, errors="ignore"), "ge_measured_table", wide=("tiling",),
+              config=_columns(), on_pick=_pick)
     st.markdown("##### Measured latency on the graph")
     overlay = (("measured", digest), lambda: measured_overlay(measured))
     show_graphs([PaneSpec("compiled", key, compiled.graph, "compiled", (overlay,))], canvas_key="ge_measured_canvas",
