@@ -1,7 +1,8 @@
 """The Profile page's Measured vs simulated tab in a real headless Chromium: an op_summary of each of msprof's
 layouts uploaded through the page's own widget opens beside the simulation (tasks matched, the tables, the
-Gantt per stream), a calibration shows its error before and after, and a screenshot is left to look at
-(docs/screenshots/profile_measured.png with GE_SCREENSHOTS=1, else a temporary folder)."""
+Gantt per stream, the measured latency on our graph), a calibration shows its error before and after, and
+screenshots are left to look at (docs/screenshots/profile_measured.png with GE_SCREENSHOTS=1, else a
+temporary folder)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.browser.canvas import wait_rendered
-from tests.browser.harness import SHOTS, Server, assert_no_exception, skip_unless_available, wait_idle
+from tests.browser.harness import SCRATCH, SHOTS, Server, assert_no_exception, skip_unless_available, wait_idle
 
 skip_unless_available()
 
@@ -45,4 +46,4 @@ def test_an_op_summary_opens_beside_the_simulation(server: Server, page: Page, l
         page.get_by_text("How far to trust this:").scroll_into_view_if_needed()
         page.screenshot(path=str(SHOTS / "profile_measured.png"))
         page.get_by_text("Measured latency on the graph").scroll_into_view_if_needed()
-        page.screenshot(path=str(SHOTS / "profile_measured_graph.png"))
+        page.screenshot(path=str(SCRATCH / "profile_measured_graph.png"))
