@@ -17,19 +17,18 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 from scipy.optimize import least_squares
 
 from ge_core.errors import UsageError
 from ge_core.hardware import HardwareProfile, load_profile, profile_names
 from ge_core.hardware.loader import profile_data
 from ge_core.sim.op_summary import OpSummary
-from ge_core.sim.real_compare import match_tasks, per_op
+from ge_core.sim.real_compare import match_tasks
 from ge_core.sim.simulator import OpRow, SimResult, simulate
 
 if TYPE_CHECKING:
@@ -88,7 +87,6 @@ class Calibration:
     after: np.ndarray  # the fitted ones
     tasks: int  # measured tasks in the file
     excluded: int  # matched kernels the fit could not use (control flow, zero times)
-    per_op_before: pd.DataFrame | None = field(repr=False, default=None)  # real_compare.per_op, base profile
 
     @property
     def error_before(self) -> float:
@@ -158,8 +156,7 @@ def calibrate(compiled: CompiledModel, profile: HardwareProfile | str, summary: 
         return np.log([_latency(k, params) for k in kernels]) - measured
 
     fit = least_squares(residuals, np.clip(start, lo, hi), bounds=(lo, hi), x_scale=[1.0, 1.0, 1.0, 1.0])
-    return Calibration(base, summary.file, model, kernels, start, fit.x, len(summary.tasks), excluded,
-                       per_op(summary, sim, matched))
+    return Calibration(base, summary.file, model, kernels, start, fit.x, len(summary.tasks), excluded)
 
 
 def _kernels(summary: OpSummary, sim: SimResult, matched: dict[int, str],
