@@ -6,7 +6,9 @@ from __future__ import annotations
 import streamlit as st
 
 from workbench_ui.analysis import BEST_SAMPLE, compiled_or_stop, selected_node, show_tabs
+from workbench_ui.measured_view import show_measured
 from workbench_ui.profile_view import (
+    default_precision,
     fallback_note,
     on_screen,
     pick_precision,
@@ -18,6 +20,7 @@ from workbench_ui.profile_view import (
     show_operators,
     show_roofline,
     show_timeline,
+    show_trust,
     simulated,
 )
 from workbench_ui.router import page_start
@@ -30,7 +33,8 @@ INTRO = (
     "overhead; whichever takes longest **bounds** it (compute, memory or overhead). The tabs below hold the "
     "per-op tables, the timeline of each unit, the roofline (each kernel under the profile's roofs: left of "
     "the ridge is memory-bound, right of it compute-bound), latency on the graph, the NPU's numbers against "
-    "the CPU's, and the downloads; the address keeps the open tab. Click a row, a bar or a point to select its "
+    "the CPU's, a measured msprof profile beside the simulation (and a calibration on it), and the downloads; "
+    "the address keeps the open tab. Click a row, a bar or a point to select its "
     "node (the graph tab shows it). Pick the target in the sidebar's **Hardware**. "
     f"**{BEST_SAMPLE}** at O3 on ascend910 shows it best: hundreds of small kernels, where launch "
     "overhead adds up (the numbers below are the model's on screen)."
@@ -44,10 +48,11 @@ compiled = compiled_or_stop(target)
 key = target.cache_key
 intro = st.container()  # the intro's numbers, for the precision mode picked below
 st.subheader(f"{md_escape(choice.title)} at {target.opt_level} on {md_escape(target.hardware.label)}")
-precision = pick_precision(str(compiled.config.precision_mode))
+precision = pick_precision(default_precision(compiled))
 result, ops, summary = simulated(key, compiled, precision)
 intro.markdown(on_screen(choice.title, summary, ops))
 show_headline(summary)
+show_trust(result.profile)
 node = selected_node(compiled.graph)
 show_tabs({  # only the open tab's section runs
     "Operators": lambda: show_operators(result, ops),
@@ -55,5 +60,6 @@ show_tabs({  # only the open tab's section runs
     "Roofline": lambda: show_roofline(result, node),
     "On the graph": lambda: show_graph(key, compiled, result, precision, node),
     "NPU vs CPU": lambda: show_numbers(key, compiled, result, precision),
+    "Measured vs simulated": lambda: show_measured(key, compiled, result, node, choice.title),
     "Downloads and profile": lambda: show_files(compiled, result, target),
 })

@@ -23,14 +23,15 @@ from typing import Any
 from ge_core.errors import UsageError
 from ge_core.frontend.input_shapes import format_input_shapes, parse_input_shapes
 from ge_core.hardware import load_profile
+from ge_core.hardware.profile import PRECISION_MODES
 from ge_core.memory.order import MEMORY_ORDERS
 from ge_core.memory.planners import check_strategy
 from ge_core.passes.infra.pipeline import OptLevel, all_passes
 from ge_core.passes.infra.switches import apply_switches, read_switch_file
 
-# ATC's --precision_mode values (the simulator gives each its rounding: ge_core.sim.precision).
-PRECISION_MODES = ("force_fp32", "must_keep_origin_dtype", "allow_fp32_to_fp16", "force_fp16")
-DEFAULT_PRECISION = "force_fp32"
+# ATC's --precision_mode values (PRECISION_MODES; the simulator gives each its rounding: ge_core.sim.precision).
+# None: the hardware profile's default, which is ATC's own (force_fp16) for every built-in part.
+DEFAULT_PRECISION: str | None = None
 
 
 @dataclass(frozen=True)
@@ -68,7 +69,7 @@ class CompileConfig:
     disabled_passes: frozenset[str] = frozenset()  # passes switched off (a switched-off fusion pass dry-runs)
     pipeline: tuple[str, ...] | None = None  # pass names to run instead of the opt level's default steps
     hardware: str | None = None  # NPU target (profile name or .json path): adds the lowering passes
-    precision_mode: str = DEFAULT_PRECISION  # ATC's --precision_mode, used when the compiled model is simulated
+    precision_mode: str | None = DEFAULT_PRECISION  # ATC's --precision_mode when simulated; None: the profile's
     memory: MemoryConfig = field(default_factory=MemoryConfig)
     verify: bool = False  # graph.verify() after every pass
 
@@ -82,7 +83,7 @@ class CompileConfig:
         if self.hardware is not None:
             set_field(self, "hardware", str(self.hardware))
             load_profile(self.hardware)  # an unknown name or a bad profile file is refused now
-        if self.precision_mode not in PRECISION_MODES:
+        if self.precision_mode is not None and self.precision_mode not in PRECISION_MODES:
             raise UsageError(f"unknown precision mode '{self.precision_mode}'.",
                              hint=f"Use one of: {', '.join(PRECISION_MODES)}.")
         if not isinstance(self.memory, MemoryConfig):

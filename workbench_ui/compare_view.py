@@ -35,6 +35,7 @@ from workbench_ui.text import code_span, md_escape
 COMPARISON = "cmp"  # ?cmp=<ComparisonSpec.to_address()>
 NO_TARGET = "none"
 MAX_CONFIGS = 4
+PROFILE_PRECISION = "profile default"  # no --precision_mode: the profile's (ATC's force_fp16)
 SPEC_UPLOAD_KEY = "ge_compare_upload"
 SIDE_BY_SIDE_TAB, SWEEP_TAB = "Configurations side by side", "Sweep results"
 METRIC_COLUMNS = ["config", "status", "opt_level", "hardware", "precision_mode", "memory_strategy", "nodes",
@@ -140,12 +141,14 @@ def _config_widgets(i: str, name: str, base: CompileConfig, targets: list[str]) 
     strategies = list(STRATEGY_CHOICES)
     strategy = st.selectbox("Memory strategy", strategies, index=strategies.index(base.memory.strategy)
                             if base.memory.strategy in strategies else 0, key=f"ge_cmp_strategy_{i}")
-    precision = st.selectbox("Precision", PRECISION_MODES, index=list(PRECISION_MODES).index(base.precision_mode),
+    precisions = [PROFILE_PRECISION, *PRECISION_MODES]  # the first: the profile's default, ATC's own
+    precision = st.selectbox("Precision", precisions, index=precisions.index(base.precision_mode or PROFILE_PRECISION),
                              key=f"ge_cmp_precision_{i}")
     off = st.multiselect("Passes switched off", pass_names(), default=sorted(base.disabled_passes),
                          key=f"ge_cmp_off_{i}", placeholder="none")
     config = replace(base, opt_level=str(opt), hardware=None if hardware == NO_TARGET else str(hardware),
-                     precision_mode=str(precision), disabled_passes=frozenset(off),
+                     precision_mode=None if precision == PROFILE_PRECISION else str(precision),
+                     disabled_passes=frozenset(off),
                      memory=replace(base.memory, strategy=str(strategy)))
     return label.strip(), config
 

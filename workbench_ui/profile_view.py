@@ -14,7 +14,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from ge_core import PRECISION_MODES, CompiledModel, SimResult, load_profile, simulate
+from ge_core import PRECISION_MODES, CompiledModel, HardwareProfile, SimResult, load_profile, simulate
 from ge_core.viz import (
     compile_tables,
     cpu_reference,
@@ -25,6 +25,7 @@ from ge_core.viz import (
     roofline_lines,
     roofline_points,
     top_ops,
+    trust_line,
     unit_order,
     unit_timeline,
 )
@@ -47,6 +48,19 @@ PRECISION = "precision"  # ?precision=force_fp16
 EDIT_KEY = "ge_profile_edit"
 EDIT_PROBLEMS = "ge_profile_edit_problems"
 WIDE = ("tiling",)
+MODELLED = (
+    "**Modelled:** every kernel tiled for the profile's cores (the cube's 16x16x16 GEMM tiles through L1 and L0, "
+    "vector work in UB tiles), its cycles per unit (cube, vector, MTE1/2/3, FixPipe, scalar) with double "
+    "buffering, the chip's off-chip bandwidth as a floor, a setup and a launch per kernel; fused kernels keep "
+    "their intermediates on chip; tensors as wide as the precision mode stores them (ATC's default: fp16); "
+    "no-copy Concats launch nothing.\n\n"
+    "**Not modelled:** parallel streams (one kernel after another), the L2 cache between kernels, AIPP and "
+    "small-channel first convs, the 310P's extra vector-only cores, bank conflicts, clock changes, host copies. "
+    "Per-core data rates of the 310P and 910 parts are the 310's (assumed; see each profile's sources).\n\n"
+    "**Checked against:** published ATC-compiled fp16 latencies of 18 models on the 310P3 and the 310 "
+    "(`bench/bench_fidelity.py`, docs/fidelity.md). A measured op_summary of your own (the *Measured vs "
+    "simulated* tab) shows how far off it is on your model, and calibrates the profile on it."
+)
 
 
 def profile_target(config: WorkbenchConfig) -> WorkbenchConfig:
@@ -63,6 +77,12 @@ def simulated(key: ConfigKey, compiled: CompiledModel, precision: str) -> tuple[
     result = memo((key, "sim", precision), lambda: simulate(compiled, precision=precision, run=False))
     ops = memo((key, "ops", precision), lambda: profile_table(result))
     return result, ops, profile_summary(result)
+
+
+def default_precision(compiled: CompiledModel) -> str:
+    """The compile's precision mode, else its target profile's default (ATC's force_fp16)."""
+    profile = load_profile(compiled.config.hardware or FALLBACK_HARDWARE)
+    return compiled.config.precision_mode or profile.default_precision_mode
 
 
 def fallback_note() -> str:
@@ -109,6 +129,13 @@ def pick_precision(default: str) -> str:
     else:
         st.query_params[PRECISION] = str(picked)
     return str(picked)
+
+
+def show_trust(profile: HardwareProfile) -> None:
+    """The "how far to trust this" line: calibration state and error on the published figures."""
+    st.caption(f"**How far to trust this:** {md_escape(trust_line(profile))}")
+    with st.expander("What the simulator models, and what it does not"):
+        st.markdown(MODELLED)
 
 
 def show_headline(summary: dict[str, Any]) -> None:

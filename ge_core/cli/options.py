@@ -62,11 +62,12 @@ def compile_options() -> argparse.ArgumentParser:
     group.add_argument("--fusion-switch-file", "--fusion_switch_file", dest="switch_file",
                        help="turn passes off by name: lines 'PassName:off', or GE's JSON switch file")
     group.add_argument("--verify", action="store_true", default=None, help="run graph.verify() after every pass")
-    group.add_argument("--hardware", help="lower for this NPU (ascend310, ascend910, ascend910b or a profile .json): "
-                                          "formats, TransData, tiling; profile and run --backend npu default to "
-                                          "ascend910")
+    group.add_argument("--hardware", help="lower for this NPU (ascend310, ascend310p, ascend910, ascend910b or a "
+                                          "profile .json): formats, TransData, tiling; profile and run --backend npu "
+                                          "default to ascend910")
     group.add_argument("--precision-mode", "--precision_mode", dest="precision_mode",
-                       help=f"ATC precision mode for the NPU: {', '.join(PRECISION_MODES)} (default force_fp32)")
+                       help=f"ATC precision mode for the NPU: {', '.join(PRECISION_MODES)} (default: the "
+                            "hardware profile's, ATC's force_fp16)")
     memory = parent.add_argument_group("memory planning")
     memory.add_argument("--disable-reuse-memory", "--disable_reuse_memory", dest="memory_reuse",
                         action="store_const", const=False,

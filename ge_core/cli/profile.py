@@ -1,11 +1,13 @@
 """The `profile` verb and `run --backend npu`: a model on the simulated NPU from the command line.
 
     python -m ge_core profile MODEL --hardware ascend910 --opt-level O3 --report R.json --trace T.json
+    python -m ge_core profile MODEL --hardware ascend310p --real op_summary.csv --calibrate mine.json
     python -m ge_core run MODEL --backend npu --hardware ascend910 --precision-mode allow_fp32_to_fp16
 
 `profile` compiles for the hardware target (formats, TransData, tiling), simulates it, prints the slowest
 kernels and the time per unit, and writes the profile report (DESIGN.md schema) and a Chrome trace that
-opens in Perfetto. `run --backend npu` prints and saves the outputs the simulated NPU computes, with the
+opens in Perfetto; `--real` prints a measured op_summary beside it, `--calibrate` fits the profile to it
+(cli/real.py). `run --backend npu` prints and saves the outputs the simulated NPU computes, with the
 simulated time and, in a rounding precision mode, each output's error against fp32.
 """
 
@@ -17,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ge_core.cli.options import compile_options, compiled_from_args, model_options
+from ge_core.cli.real import add_real_options, report_real
 from ge_core.cli.verbs import RUN_OPT_LEVEL, cmd_run, print_outputs
 from ge_core.compiler import CompiledModel
 from ge_core.errors import printable
@@ -35,6 +38,7 @@ def add_profile_verb(verbs: Any) -> None:
     prof.add_argument("--inputs", help="an .npz file keyed by input name (default: seeded random inputs)")
     prof.add_argument("--seed", type=int, default=0, help="seed for random inputs (default 0)")
     prof.add_argument("--top", type=int, default=15, help="print the N slowest kernels (default 15)")
+    add_real_options(prof)
     prof.set_defaults(func=cmd_profile)
 
 
@@ -67,6 +71,7 @@ def cmd_profile(args: argparse.Namespace) -> int:
     print(kernel_table(result, args.top))
     print(unit_line(result))
     _print_errors(result)
+    report_real(args, compiled, result)
     if args.report:
         Path(args.report).write_text(json.dumps(result.report(), indent=2), encoding="utf-8")
         print(f"wrote profile report to {args.report}")

@@ -1,7 +1,7 @@
 """Hardware profiles of Ascend parts and the tiling of kernels onto their on-chip buffers.
 
     load_profile("ascend910") / load_profile("my_part.json") -> HardwareProfile
-    profile_names() -> ["ascend310", "ascend910", "ascend910b"]
+    profile_names() -> ["ascend310", "ascend310p", "ascend910", "ascend910b"]
     tile_node(node, graph, profile) -> Tiling (block dim, tile shapes, per-buffer bytes, describe()); remembered
         per graph node (the compile's TilingPass tiles every kernel, the simulator reuses them); forget_tilings()
 """

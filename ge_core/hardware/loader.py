@@ -1,4 +1,5 @@
-"""Loading hardware profiles: a built-in name (ascend310, ascend910, ascend910b) or a JSON file of one's own.
+"""Loading hardware profiles: a built-in name (ascend310, ascend310p, ascend910, ascend910b) or a JSON file of one's
+own.
 
 A profile file is plain JSON (ge_core/hardware/profiles/ascend910.json is a complete example). A user
 profile may start from a built-in one with `"extends": "ascend910"` and give only what differs; nested
@@ -16,7 +17,16 @@ from pathlib import Path
 from typing import Any
 
 from ge_core.errors import UsageError
-from ge_core.hardware.profile import Alignment, Bandwidths, Buffers, HardwareProfile, Overheads
+from ge_core.hardware.profile import (
+    ATC_DEFAULT_PRECISION,
+    PRECISION_MODES,
+    Alignment,
+    Bandwidths,
+    Buffers,
+    Efficiency,
+    HardwareProfile,
+    Overheads,
+)
 
 PROFILE_DIR = Path(__file__).resolve().parent / "profiles"
 DEFAULT_PROFILE = "ascend910"  # the target wherever one is needed and none is named
@@ -53,6 +63,15 @@ def load_profile(name_or_path: str | Path | HardwareProfile) -> HardwareProfile:
         raise ProfileError(f"unknown hardware profile '{text}'.",
                            hint=f"Known profiles: {', '.join(profile_names())}; or give a path to a .json profile.")
     return _from_file(path)
+
+
+def profile_data(profile: HardwareProfile) -> dict[str, Any]:
+    """The JSON data `profile` was built from (its file, with what it extends merged in)."""
+    path = Path(profile.path)
+    if not path.is_file():
+        raise ProfileError(f"hardware profile '{profile.name}' has no file to read its fields from.",
+                           hint="Load profiles with load_profile (a built-in name or a .json path).")
+    return _read(path, 0)
 
 
 @functools.cache
@@ -133,6 +152,14 @@ def _power_of_two(v: Any) -> str | None:
     return _pos_int(v) or (None if v & (v - 1) == 0 else "must be a power of two")
 
 
+def _object(v: Any) -> str | None:
+    return None if isinstance(v, dict) else "must be an object"
+
+
+def _precision_mode(v: Any) -> str | None:
+    return None if v in PRECISION_MODES else "must be one of " + ", ".join(PRECISION_MODES)
+
+
 _SECTIONS: dict[str, dict[str, Check]] = {
     "cores": {"ai_cores": _pos_int, "vector_cores": _pos_int, "separated_vector_cores": _flag,
               "clock_ghz": _pos_num},
@@ -146,7 +173,10 @@ _SECTIONS: dict[str, dict[str, Check]] = {
                   "scalar_cycles_per_tile": _nonneg_int},
 }
 _TOP: dict[str, Check] = {"name": _text, "title": _text, "memory_bandwidth_gbps": _pos_num}
-_OPTIONAL = {"description", "sources"}
+_OPTIONAL = {"description", "sources", "default_precision_mode", "efficiency", "calibration", "fidelity"}
+_OPTIONAL_CHECKS: dict[str, Check] = {"default_precision_mode": _precision_mode, "calibration": _object,
+                                      "fidelity": _object}
+_EFFICIENCY: dict[str, Check] = {"cube": _pos_num, "vector": _pos_num, "memory": _pos_num}
 
 
 def build_profile(data: Mapping[str, Any], label: str = "<dict>") -> HardwareProfile:
@@ -188,6 +218,9 @@ def _assemble(data: Mapping[str, Any], label: str) -> HardwareProfile:
         alignment=Alignment(**a), overheads=Overheads(float(o["kernel_launch_us"]), o["scalar_cycles_per_kernel"],
                                                       o["scalar_cycles_per_tile"]),
         separated_vector_cores=c["separated_vector_cores"], sources=dict(data.get("sources", {})),
+        default_precision_mode=str(data.get("default_precision_mode", ATC_DEFAULT_PRECISION)),
+        efficiency=Efficiency(**{k: float(v) for k, v in data.get("efficiency", {}).items()}),
+        calibration=dict(data.get("calibration", {})), fidelity=dict(data.get("fidelity", {})),
         description=str(data.get("description", "")), path=label)
 
 
@@ -203,6 +236,16 @@ def _field_problems(data: Mapping[str, Any], label: str) -> list[Problem]:
     """Every bad field, in file order: unknown, missing, or not what it must be."""
     problems = _unknown(data, set(_TOP) | set(_SECTIONS) | _OPTIONAL, "", label)
     problems += [p for key, check in _TOP.items() for p in _check(data, key, key, check, label)]
+    problems += [p for key, check in _OPTIONAL_CHECKS.items() if key in data
+                 for p in _check(data, key, key, check, label)]
+    if "efficiency" in data:  # optional, and so is each of its fields
+        efficiency = data["efficiency"]
+        if not isinstance(efficiency, dict):
+            problems.append(_bad(label, "efficiency", "must be an object with fields cube, vector, memory", efficiency))
+        else:
+            problems += _unknown(efficiency, set(_EFFICIENCY), "efficiency.", label)
+            problems += [p for key, check in _EFFICIENCY.items() if key in efficiency
+                         for p in _check(efficiency, key, f"efficiency.{key}", check, label)]
     for section, fields in _SECTIONS.items():
         if not isinstance(data.get(section), dict):
             problems.append(_bad(label, section, "must be an object with fields " + ", ".join(fields),

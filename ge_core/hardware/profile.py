@@ -11,6 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cached_property
 
+# ATC's --precision_mode values. ATC compiles with force_fp16 unless told otherwise ("参数默认值: force_fp16",
+# CANN ATC docs, e.g. canncommercial 6.0.1 atctool_0090, for the inference and training series alike); a
+# profile may name another default (`default_precision_mode`), which a compile with no mode of its own takes.
+PRECISION_MODES = ("force_fp32", "must_keep_origin_dtype", "allow_fp32_to_fp16", "force_fp16")
+ATC_DEFAULT_PRECISION = "force_fp16"
+
 
 @dataclass(frozen=True)
 class Buffers:
@@ -58,6 +64,17 @@ class Overheads:
 
 
 @dataclass(frozen=True)
+class Efficiency:
+    """What fraction of its modelled rate a unit attains (1: as modelled). A calibration fits these to a measured
+    profile (ge_core.sim.calibrate): cube and vector divide those units' cycles, memory every data path's
+    (MTE1/2/3, FixPipe) and the off-chip bandwidth."""
+
+    cube: float = 1.0
+    vector: float = 1.0
+    memory: float = 1.0
+
+
+@dataclass(frozen=True)
 class HardwareProfile:
     name: str
     title: str
@@ -76,6 +93,12 @@ class HardwareProfile:
     alignment: Alignment
     overheads: Overheads
     separated_vector_cores: bool = False  # 910B-like: vector kernels run on their own cores
+    default_precision_mode: str = ATC_DEFAULT_PRECISION  # what ATC compiles with when no mode is given
+    efficiency: Efficiency = Efficiency()
+    # Where the figures stand against reality: a calibration's record (what it was fitted on, its error before
+    # and after) and the published figures it was checked on (bench/bench_fidelity.py). Display only.
+    calibration: dict[str, object] = field(default_factory=dict, hash=False, compare=False)
+    fidelity: dict[str, object] = field(default_factory=dict, hash=False, compare=False)
     sources: dict[str, str] = field(default_factory=dict, hash=False)
     description: str = ""
     path: str = ""  # the file it came from

@@ -37,3 +37,12 @@ def stored_bytes(desc: TensorDesc) -> int:
 def _stored_bytes(shape: tuple[int, ...], dtype: str, fmt: str) -> int:
     n = device_numel(shape, fmt) if fmt in DEVICE_FORMATS else shape_numel(shape)
     return (n or 0) * dtype_itemsize(dtype)
+
+
+def device_bytes(desc: TensorDesc, float_bytes: int | None) -> int:
+    """stored_bytes of `desc` with its floats `float_bytes` wide when given (a precision mode that stores every
+    float tensor in fp16 halves an fp32 tensor's bytes); other dtypes as they are."""
+    stored = stored_bytes(desc)
+    if float_bytes is None or not desc.dtype.startswith("float") or desc.itemsize <= float_bytes:
+        return stored
+    return stored * float_bytes // desc.itemsize

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ge_core.hardware.cube_tiling import CubeTiling, tile_cube
@@ -246,7 +246,7 @@ def _cube(node: Node, inner: Node, body: Graph, gemm: Gemm, p: HardwareProfile, 
     in_desc = body.desc(inner.input(0))
     out_desc = body.desc(inner.outputs[0])
     in_bytes = dtype_bytes or in_desc.itemsize
-    t = tile_cube(gemm, p, in_bytes, out_desc.itemsize)
+    t = tile_cube(narrowed(gemm, in_bytes, in_desc.itemsize), p, in_bytes, out_desc.itemsize)
     (bb, bm, bn), (m0, k0, n0), (m1, k1, n1) = t.split, t.l0, t.l1
     anchor = "" if inner is node else f" (fused around {inner.op_type} '{inner.name}')"
     reason = (f"cube{anchor}: GEMM batch {gemm.batch} x M {gemm.m} x K {gemm.k} x N {gemm.n} on {t.block_dim} "
@@ -254,6 +254,15 @@ def _cube(node: Node, inner: Node, body: Graph, gemm: Gemm, p: HardwareProfile, 
               f"{t.tiles_per_core} tile(s) per core")
     return Tiling(node.name, node.op_type, "cube", t.block_dim, t.l0, t.tiles_per_core * t.block_dim,
                   t.tiles_per_core, dict(t.buffer_bytes), reason, gemm=gemm, cube=t)
+
+
+def narrowed(gemm: Gemm, in_bytes: int, itemsize: int) -> Gemm:
+    """`gemm` with its operands as the cube reads them: fp32 operands fed to the cube as fp16 (a precision
+    mode's) occupy half their bytes in global memory (ATC stores them so: weights converted at compile
+    time, activations cast by the kernel before)."""
+    if in_bytes >= itemsize:
+        return gemm
+    return replace(gemm, a_bytes=gemm.a_bytes * in_bytes // itemsize, b_bytes=gemm.b_bytes * in_bytes // itemsize)
 
 
 def _vector(node: Node, graph: Graph, kind: str, p: HardwareProfile, descs: list[TensorDesc],
@@ -273,8 +282,11 @@ def _vector(node: Node, graph: Graph, kind: str, p: HardwareProfile, descs: list
 
 
 def _descs(node: Node, graph: Graph) -> list[TensorDesc]:
+    """The tensors that take UB buffers: not integer parameters, nor a gather's table (OpDef.indexed_input)."""
     descs = graph.descs
-    ins = [descs[t] for t in node.inputs if t and not _param(graph, t)]
+    op = REGISTRY.get(node.op_type, node.domain)
+    table = op.indexed_input if op is not None else None
+    ins = [descs[t] for i, t in enumerate(node.inputs) if t and i != table and not _param(graph, t)]
     return ins + [descs[t] for t in node.outputs if t]
 
 

@@ -276,7 +276,7 @@ OPS: list[OpDef] = [
           elementwise_cost(3), activation=True, vector_class=VectorClass.TRANSCENDENTAL),
     # 0.5 * x * (1 + erf(x / sqrt(2))), or the tanh approximation
     OpDef("Gelu", Category.ELEMENTWISE, _gelu_infer, float_kernel(_gelu), elementwise_cost(8),
-          activation=True, vector_class=VectorClass.TRANSCENDENTAL),
+          activation=True, vector_class=VectorClass.TRANSCENDENTAL, ge_types=("FastGelu",)),
     # x * tanh(softplus(x))
     OpDef("Mish", Category.ELEMENTWISE, _FLOAT, _unary(lambda x: x * np.tanh(_softplus(x))),
           elementwise_cost(5), activation=True, vector_class=VectorClass.TRANSCENDENTAL),

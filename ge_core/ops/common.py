@@ -136,6 +136,14 @@ def elementwise_cost(flops_per_element: int = 1) -> CostFn:
     return cost
 
 
+def gather_cost(node: Node, inputs: list[TensorDesc | None], outputs: list[TensorDesc]) -> Cost:
+    """A gather from input 0 (OpDef.indexed_input): it reads the indices and the rows it picks (as many bytes as
+    it writes), never the whole table; no FLOPs."""
+    written = sum(d.nbytes or 0 for d in outputs)
+    indices = sum(d.nbytes or 0 for d in inputs[1:] if d is not None)
+    return Cost(0, indices + written, written)
+
+
 def zero_flop_cost(node: Node, inputs: list[TensorDesc | None], outputs: list[TensorDesc]) -> Cost:
     """Data movement only (reshape, transpose, slice, concat...)."""
     read, written = io_bytes(inputs, outputs)

@@ -350,8 +350,9 @@ def _conv_transpose_cost(node: Node, inputs: list[TensorDesc | None], outputs: l
 OPS: list[OpDef] = [
     # y = sum over (C/group) input channels and the kernel window of x * w, plus bias; 1-D/2-D/3-D
     OpDef("Conv", Category.CUBE, _infer_conv, _conv, _conv_cost, npu_layout=NpuLayout.CUBE, channel_axis=1,
-          gemm=conv_view(0, 1)),
+          gemm=conv_view(0, 1), ge_types=("Conv2D", "DepthwiseConv2D", "Conv3D", "Conv2DCompress")),
     # the adjoint of Conv (fractionally strided conv): every input pixel scatters x * w into the output
     OpDef("ConvTranspose", Category.CUBE, _infer_conv_transpose, _conv_transpose, _conv_transpose_cost,
-          npu_layout=NpuLayout.CUBE, channel_axis=1, gemm=conv_view(0, 1, transposed=True)),
+          npu_layout=NpuLayout.CUBE, channel_axis=1, gemm=conv_view(0, 1, transposed=True),
+          ge_types=("Conv2DTranspose", "Conv2DTransposeD", "Deconvolution")),
 ]

@@ -14,6 +14,7 @@ from ge_core.ir.tensor import TensorDesc
 from ge_core.ops.common import (
     UNK,
     elementwise_cost,
+    gather_cost,
     like,
     make_desc,
     normalize_axis,
@@ -22,7 +23,6 @@ from ge_core.ops.common import (
     require_inputs,
     same_dtype,
     shape_error,
-    zero_flop_cost,
 )
 from ge_core.ops.registry import Category, OpDef, Operand, VectorClass
 
@@ -224,14 +224,14 @@ def _topk(node: Node, inputs: list[np.ndarray | None]) -> list[np.ndarray]:
 
 OPS: list[OpDef] = [
     # pick slices of data along axis at the given indices
-    OpDef("Gather", Category.INJECTIVE, _infer_gather, _gather, zero_flop_cost, doc="take along axis",
-          vector_class=VectorClass.DATA_MOVE),
+    OpDef("Gather", Category.INJECTIVE, _infer_gather, _gather, gather_cost, doc="take along axis",
+          vector_class=VectorClass.DATA_MOVE, indexed_input=0, ge_types=("GatherV2", "GatherV2D")),
     # pick one element per index along axis (output has the indices' shape)
-    OpDef("GatherElements", Category.INJECTIVE, _infer_gather_elements, _gather_elements, zero_flop_cost,
-          doc="take_along_axis", vector_class=VectorClass.DATA_MOVE),
+    OpDef("GatherElements", Category.INJECTIVE, _infer_gather_elements, _gather_elements, gather_cost,
+          doc="take_along_axis", vector_class=VectorClass.DATA_MOVE, indexed_input=0),
     # pick slices addressed by index tuples (last dim of indices), after batch_dims
-    OpDef("GatherND", Category.INJECTIVE, _infer_gather_nd, _gather_nd, zero_flop_cost,
-          doc="gather by index tuples", vector_class=VectorClass.DATA_MOVE),
+    OpDef("GatherND", Category.INJECTIVE, _infer_gather_nd, _gather_nd, gather_cost,
+          doc="gather by index tuples", vector_class=VectorClass.DATA_MOVE, indexed_input=0),
     # copy of data with slices at index tuples replaced (or combined by reduction) with updates;
     # which elements are written depends on data, so OPAQUE
     OpDef("ScatterND", Category.OPAQUE, _infer_scatter_nd, _scatter_nd, elementwise_cost(1),

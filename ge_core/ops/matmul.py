@@ -181,7 +181,9 @@ def _gemm_view(node: Node, inputs: list[TensorDesc | None], outputs: list[Tensor
 
 OPS: list[OpDef] = [
     # matrix product with numpy semantics: 1-D operands promoted, batch dims broadcast
-    OpDef("MatMul", Category.CUBE, _infer_matmul, _matmul, _matmul_cost, channel_axis=-1, gemm=matmul_view(0, 1)),
+    OpDef("MatMul", Category.CUBE, _infer_matmul, _matmul, _matmul_cost, channel_axis=-1, gemm=matmul_view(0, 1),
+          ge_types=("MatMulV2", "MatMulV3", "BatchMatMul", "BatchMatMulV2", "BatchMatMulV3")),
     # alpha * op(A) @ op(B) + beta * C, op = optional transpose, C broadcast to (M, N)
-    OpDef("Gemm", Category.CUBE, _infer_gemm, _gemm, _gemm_cost, channel_axis=-1, gemm=_gemm_view),
+    OpDef("Gemm", Category.CUBE, _infer_gemm, _gemm, _gemm_cost, channel_axis=-1, gemm=_gemm_view,
+          ge_types=("MatMulV2", "FullyConnection")),
 ]

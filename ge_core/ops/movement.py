@@ -298,14 +298,16 @@ def _trilu(node: Node, inputs: list[np.ndarray | None]) -> list[np.ndarray]:
 OPS: list[OpDef] = [
     # permute the axes (reversed by default)
     OpDef("Transpose", Category.INJECTIVE, _infer_transpose, _transpose, zero_flop_cost, doc="permute axes",
-          vector_class=VectorClass.DATA_MOVE),
+          vector_class=VectorClass.DATA_MOVE, ge_types=("TransposeD", "TransposeV2")),
     # join inputs along axis
     OpDef("Concat", Category.INJECTIVE, _infer_concat, _concat, zero_flop_cost, doc="join along axis",
-          unit=Unit.MTE, npu_layout=NpuLayout.CONCAT),
+          unit=Unit.MTE, npu_layout=NpuLayout.CONCAT, ge_types=("ConcatD", "ConcatV2", "ConcatV2D")),
     # cut the input along axis into len(outputs) pieces (given sizes, or equal/ceil chunks)
-    OpDef("Split", Category.INJECTIVE, _infer_split, _split, zero_flop_cost, doc="cut along axis", unit=Unit.MTE),
+    OpDef("Split", Category.INJECTIVE, _infer_split, _split, zero_flop_cost, doc="cut along axis", unit=Unit.MTE,
+          ge_types=("SplitD", "SplitV", "SplitVD")),
     # strided sub-tensor (starts/ends clamped, negative steps walk backwards)
-    OpDef("Slice", Category.INJECTIVE, _infer_slice, _slice, zero_flop_cost, doc="strided sub-tensor", unit=Unit.MTE),
+    OpDef("Slice", Category.INJECTIVE, _infer_slice, _slice, zero_flop_cost, doc="strided sub-tensor", unit=Unit.MTE,
+          ge_types=("StridedSliceD", "StridedSlice", "SliceD")),
     # move channel blocks into spatial blocks (DCR or CRD order)
     OpDef("DepthToSpace", Category.INJECTIVE, _infer_depth_to_space, _depth_to_space, zero_flop_cost,
           doc="channels to space", vector_class=VectorClass.DATA_MOVE),

@@ -284,13 +284,13 @@ def _lrn(node: Node, inputs: list[np.ndarray | None]) -> list[np.ndarray]:
 OPS: list[OpDef] = [
     # inference: y = scale * (x - mean) / sqrt(var + epsilon) + B, per channel
     OpDef("BatchNormalization", Category.BROADCAST, _infer_batch_norm, _batch_norm, elementwise_cost(2),
-          npu_layout=NpuLayout.CHANNEL_NORM, channel_axis=1),
+          npu_layout=NpuLayout.CHANNEL_NORM, channel_axis=1, ge_types=("BNInfer", "BatchNorm")),
     # per (n, c): standardize over the spatial axes, then per-channel scale and B
     OpDef("InstanceNormalization", Category.REDUCE, _infer_instance_norm, _instance_norm,
           elementwise_cost(8), npu_layout=NpuLayout.CHANNEL_NORM, reduce_span=_instance_norm_span, channel_axis=1),
     # standardize over axes [axis, rank), then Scale and B; optional Mean and InvStdDev outputs
     OpDef("LayerNormalization", Category.REDUCE, _infer_layer_norm, _layer_norm, elementwise_cost(8),
-          reduce_span=_layer_norm_span),
+          reduce_span=_layer_norm_span, ge_types=("LayerNorm", "LayerNormV3")),
     # standardize over each group of channels (and the spatial axes), then per-channel scale and bias
     OpDef("GroupNormalization", Category.REDUCE, _infer_group_norm, _group_norm, elementwise_cost(8),
           reduce_span=_group_norm_span, channel_axis=1),

@@ -146,7 +146,9 @@ def _tile(node: Node, inputs: list[np.ndarray | None]) -> list[np.ndarray]:
 
 OPS: list[OpDef] = [
     # grow (or crop, with negative pads) each axis: constant fill, reflect, edge or wrap
-    OpDef("Pad", Category.INJECTIVE, _infer_pad, _pad, zero_flop_cost, doc="pad axes", unit=Unit.MTE),
+    OpDef("Pad", Category.INJECTIVE, _infer_pad, _pad, zero_flop_cost, doc="pad axes", unit=Unit.MTE,
+          ge_types=("PadD", "PadV3")),
     # repeat the input repeats[i] times along each axis
-    OpDef("Tile", Category.INJECTIVE, _infer_tile, _tile, zero_flop_cost, doc="repeat along axes", unit=Unit.MTE),
+    OpDef("Tile", Category.INJECTIVE, _infer_tile, _tile, zero_flop_cost, doc="repeat along axes", unit=Unit.MTE,
+          ge_types=("TileD",)),
 ]

@@ -233,12 +233,14 @@ def _global_cost(node: Node, inputs: list[TensorDesc | None], outputs: list[Tens
 
 OPS: list[OpDef] = [
     # max over each (dilated, strided, padded) kernel window; optional flat argmax Indices
-    OpDef("MaxPool", Category.OPAQUE, _infer_max_pool, _max_pool, _pool_cost, npu_layout=NpuLayout.POOL),
+    OpDef("MaxPool", Category.OPAQUE, _infer_max_pool, _max_pool, _pool_cost, npu_layout=NpuLayout.POOL,
+          ge_types=("MaxPoolV3", "MaxPoolV2", "Pooling")),
     # mean over each kernel window, counting padding only with count_include_pad
-    OpDef("AveragePool", Category.OPAQUE, _infer_average_pool, _average_pool, _pool_cost, npu_layout=NpuLayout.POOL),
+    OpDef("AveragePool", Category.OPAQUE, _infer_average_pool, _average_pool, _pool_cost, npu_layout=NpuLayout.POOL,
+          ge_types=("AvgPool", "AvgPoolV2", "Pooling")),
     # mean over all spatial axes, keeping them as size 1
     OpDef("GlobalAveragePool", Category.REDUCE, _infer_global, _global_average_pool, _global_cost,
-          npu_layout=NpuLayout.POOL),
+          npu_layout=NpuLayout.POOL, ge_types=("ReduceMeanD", "AvgPool", "AvgPoolV2", "Pooling")),
     # max over all spatial axes, keeping them as size 1
     OpDef("GlobalMaxPool", Category.REDUCE, _infer_global, _global_max_pool, _global_cost, npu_layout=NpuLayout.POOL),
 ]

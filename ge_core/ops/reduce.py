@@ -323,7 +323,7 @@ OPS: list[OpDef] = [
     _reduce_def("ReduceLogSum", 2, "log(sum(x)) over axes"),
     # exp(x - max) / sum(exp(x - max)) along axis (2-D coerced before opset 13)
     OpDef("Softmax", Category.REDUCE, _infer_softmax, _softmax, _reduce_cost(5), doc="softmax along axis",
-          reduce_span=_softmax_span),
+          reduce_span=_softmax_span, ge_types=("SoftmaxV2",)),
     # x - max - log(sum(exp(x - max))) along axis (2-D coerced before opset 13)
     OpDef("LogSoftmax", Category.REDUCE, _infer_softmax, _softmax, _reduce_cost(5),
           doc="log-softmax along axis", reduce_span=_softmax_span),

@@ -153,6 +153,12 @@ class OpDef:
     reduce_span: SpanFn | None = None
     # Its cost already counts device bytes (NC1HWC0 padding included): the simulator adds no padding.
     device_bytes: bool = False
+    # Its names in GE's own graphs and msprof profiles where they differ from the ONNX name (Conv2D for Conv,
+    # MatMulV2 for MatMul...): a measured op is matched to ours by them.
+    ge_types: tuple[str, ...] = ()
+    # An input read only where the indices point (Gather's table, an embedding): the kernel moves the rows it
+    # gathers, not the table, so the table takes no UB buffer and sets no element count. None: no such input.
+    indexed_input: int | None = None
     # A cube op as a batched matrix product (ops/matrix_view.py), from its node and descs: what tiling and
     # the simulator price on the cube. None for an op that is no matrix product.
     gemm: GemmFn | None = None

@@ -252,7 +252,7 @@ def _infer_upsample(node: Node, operands: list[Operand | None]) -> list[TensorDe
 OPS: list[OpDef] = [
     # interpolate to new sizes/scales: nearest, linear or cubic, per coordinate_transformation_mode
     OpDef("Resize", Category.INJECTIVE, _infer_resize, _resize, elementwise_cost(4), doc="interpolate",
-          npu_layout=NpuLayout.RESIZE),
+          npu_layout=NpuLayout.RESIZE, ge_types=("ResizeBilinearV2", "ResizeNearestNeighborV2", "Upsample")),
     # the opset 7/9 form of Resize: scales only, asymmetric coordinates, nearest or linear
     OpDef("Upsample", Category.INJECTIVE, _infer_upsample, _resize, elementwise_cost(4), doc="upsample",
           npu_layout=NpuLayout.RESIZE),

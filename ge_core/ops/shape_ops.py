@@ -338,5 +338,5 @@ OPS: list[OpDef] = [
           doc="element count", unit=Unit.SCALAR),
     # broadcast the input to a shape (bidirectionally, as numpy does)
     OpDef("Expand", Category.INJECTIVE, _infer_expand, _expand, zero_flop_cost, doc="broadcast to shape",
-          unit=Unit.MTE),
+          unit=Unit.MTE, ge_types=("ExpandD", "BroadcastTo")),
 ]

@@ -26,7 +26,8 @@ KNOWN_OPTIONS: dict[str, str] = {
     "ge.oo.level": "O0, O1 or O3 (default O3)",
     "ge.exec.disableReuseMemory": "1 gives every activation its own bytes, 0 plans reuse (default 0)",
     "ge.exec.precision_mode": f"one of {', '.join(PRECISION_MODES)}",
-    "ge.socVersion": "the NPU to lower for and simulate on: Ascend310, Ascend910, Ascend910B or a profile .json",
+    "ge.socVersion": "the NPU to lower for and simulate on: Ascend310, Ascend310P3, Ascend910, Ascend910B or a "
+                     "profile .json",
     "ge.inputShape": 'shapes with -1 or LOW~HIGH dims, e.g. "input_ids:1,-1" or "input_ids:1,1~512"',
     "ge.dynamicDims": 'gears: one value per -1 dim of ge.inputShape, gears separated by ";", e.g. "16,16;64,64"',
     "ge.dynamicBatchSize": 'batch gears for the -1 dims of ge.inputShape, e.g. "1,2,4,8"',

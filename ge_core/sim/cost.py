@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from ge_core.hardware.cube_tiling import CubeTiling, tile_cube
 from ge_core.hardware.gemm import Gemm
 from ge_core.hardware.profile import HardwareProfile
-from ge_core.hardware.sizes import nbytes, stored_bytes
+from ge_core.hardware.sizes import device_bytes, nbytes, stored_bytes
 from ge_core.hardware.tiling import Tiling, kernel_body, main_cube_index, tile_node
 from ge_core.ir.formats import DEVICE_FORMATS
 from ge_core.ir.graph import Graph
@@ -85,21 +85,25 @@ def kernel_cost(node: Node, graph: Graph, p: HardwareProfile, precision: Precisi
     share = v.elements_per_core / max(v.elements, 1) if v is not None else 1.0 / max(tiling.block_dim, 1)
     vector = 0.0
     cubes: list[tuple[Node, Graph]] = []
+    # Widths on the device: force_fp16 stores every float tensor in fp16; allow_fp32_to_fp16 feeds the cube fp16
+    # operands (ATC converts the weights and casts the activations) and keeps fp32 elsewhere.
+    in_width = precision.cube_bytes if unit == "cube" else precision.vector_bytes
+    out_width = precision.vector_bytes
     if body is not None:  # one walk of the body: its FLOPs, its ops' vector work and its cube ops
         flops, vector = _body_work(body, p, precision.vector_bytes, share, cubes)
         descs = graph.descs
-        read = sum(stored_bytes(descs[t]) for t in node.inputs if t)
-        written = sum(stored_bytes(descs[t]) for t in node.outputs if t)
+        read = sum(device_bytes(descs[t], in_width) for t in node.inputs if t)
+        written = sum(device_bytes(descs[t], out_width) for t in node.outputs if t)
     else:
         op = REGISTRY.lookup(node)
         ins, outs = graph.input_descs(node), graph.output_descs(node)
         c = op.cost(node, ins, outs)
-        flops, read, written = c.flops, c.bytes_read, c.bytes_written
-        if not op.device_bytes:  # the registry counts logical bytes; the device pads NC1HWC0
-            read += _padding(ins)
-            written += _padding(outs)
+        flops = c.flops
+        read = _on_device(c.bytes_read, ins, in_width, op.device_bytes)
+        written = _on_device(c.bytes_written, outs, out_width, op.device_bytes)
         if unit == "vector":
-            vector = vector_cycles_of(op, ins, outs, flops, share, p, precision.vector_bytes)
+            walked = ins if op.indexed_input is None else [d for i, d in enumerate(ins) if i != op.indexed_input]
+            vector = vector_cycles_of(op, walked, outs, flops, share, p, precision.vector_bytes)
         elif unit == "cube":  # a plain cube op's epilogue (a Gemm's bias add) walks the output alone
             epilogue = max(flops - 2 * tiling.gemm.macs, 0) if tiling.gemm is not None else 0
             if epilogue > 0:
@@ -117,13 +121,17 @@ def kernel_cost(node: Node, graph: Graph, p: HardwareProfile, precision: Precisi
     return _assemble(node, tiling, flops, read + written, (cube, vector, mte1, mte2, mte3, fixpipe), p)
 
 
-def _padding(descs: Sequence[TensorDesc | None]) -> int:
-    """Extra bytes the device formats of tensors with `descs` store (NC1HWC0 pads channels to 16)."""
-    extra = 0
+def _on_device(registry_bytes: int, descs: Sequence[TensorDesc | None], width: int | None, padded: bool) -> int:
+    """The registry's byte count of tensors with `descs` as the device moves them: NC1HWC0's channel padding
+    added (unless the registry counted device bytes already, `padded`), floats `width` bytes wide."""
+    logical = stored = narrowed = 0
     for d in descs:
-        if d is not None and d.format in DEVICE_FORMATS:
-            extra += max(stored_bytes(d) - nbytes(d), 0)
-    return extra
+        if d is not None:
+            logical += nbytes(d)
+            stored += stored_bytes(d) if d.format in DEVICE_FORMATS else nbytes(d)
+            narrowed += device_bytes(d, width)
+    total = registry_bytes if padded else registry_bytes + max(stored - logical, 0)
+    return total * narrowed // stored if stored and narrowed != stored else total
 
 
 def _cube_work(node: Node, graph: Graph, cubes: list[tuple[Node, Graph]], tiling: Tiling, p: HardwareProfile,
@@ -150,7 +158,8 @@ def _cube_work(node: Node, graph: Graph, cubes: list[tuple[Node, Graph]], tiling
     batch_c, m_c, _, n_c = t.core
     fixpipe = batch_c * m_c * n_c * ACC_BYTES / p.bandwidth.l0c_to_ub
     # operand loads with re-loads; the kernel's other inputs (bias, a residual) once per core's share
-    extra_inputs = max(read - gemm.a_bytes - gemm.b_bytes, 0) / max(tiling.block_dim, 1)
+    operands = (gemm.a_bytes + gemm.b_bytes) * in_bytes // max(main_graph.descs[main.inputs[0]].itemsize, in_bytes)
+    extra_inputs = max(read - operands, 0) / max(tiling.block_dim, 1)
     return fractals / rate, mte1, fixpipe, t.mte2_bytes + extra_inputs
 
 
@@ -189,14 +198,16 @@ def _assemble(node: Node, tiling: Tiling, flops: int, ddr_bytes: int,
               units: tuple[float, float, float, float, float, float], p: HardwareProfile) -> KernelCost:
     """The kernel's cost from its units' cycles (cube, vector, mte1, mte2, mte3, fixpipe; scalar added here):
     the double-buffered pipeline, the chip's DDR floor, setup and launch."""
-    cube, vector, mte1, mte2, mte3, fixpipe = units
+    eff = p.efficiency  # 1 unless a calibration fitted the profile to a measured one
+    cube, vector = units[0] / eff.cube, units[1] / eff.vector
+    mte1, mte2, mte3, fixpipe = (u / eff.memory for u in units[2:])
     ov = p.overheads
     tiles = max(tiling.tiles_per_core, 1)
     scalar = ov.scalar_cycles_per_tile * tiles
     stages = [cube, vector, scalar, mte1, mte2, mte3, fixpipe]  # in UNITS order
     slowest = max(stages)
     pipeline = slowest + (sum(stages) - slowest) / tiles
-    ddr_cycles = ddr_bytes / p.chip_bytes_per_cycle
+    ddr_cycles = ddr_bytes / p.chip_bytes_per_cycle / eff.memory
     setup = float(ov.scalar_cycles_per_kernel)
     clock_ghz = p.clock_ghz
     latency = (max(pipeline, ddr_cycles) + setup) / (clock_ghz * 1e3) + ov.kernel_launch_us  # cycles_to_us

@@ -52,6 +52,7 @@ class OpRow:
     block_dim: int
     tiles: int
     tiling: str
+    stream: int = 0  # GE's default runs one stream; a measured profile (op_summary) says which
 
     @property
     def end_us(self) -> float:
@@ -71,7 +72,7 @@ class OpRow:
                 "latency_us": _r(self.latency_us), "flops": self.flops, "bytes": self.bytes, "bound": self.bound,
                 "floor_us": _r(self.floor_us), "attained_flops": _r(self.attained_flops),
                 "intensity": _r(self.intensity) if np.isfinite(self.intensity) else None,
-                "block_dim": self.block_dim, "tiles": self.tiles,
+                "block_dim": self.block_dim, "tiles": self.tiles, "stream": self.stream,
                 "busy_us": {u: _r(v) for u, v in self.busy_us.items()}, "tiling": self.tiling}
 
 
@@ -94,10 +95,17 @@ class SimResult:
     outputs: dict[str, np.ndarray]
     precision_errors: dict[str, float] = field(default_factory=dict)  # vs fp32, when the mode rounds
     opt_level: str = ""
+    source: str = ""  # "": simulated; else the measured profile it was read from (an op_summary CSV)
 
     @property
     def total_us(self) -> float:
-        return self.ops[-1].end_us if self.ops else 0.0
+        if not self.ops:
+            return 0.0
+        return max(r.end_us for r in self.ops) if self.source else self.ops[-1].end_us  # measured: several streams
+
+    @property
+    def measured(self) -> bool:
+        return bool(self.source)
 
     @property
     def flops(self) -> int:
@@ -120,7 +128,7 @@ class SimResult:
         return {"hardware": self.profile.to_json(), "precision_mode": self.precision, "opt_level": self.opt_level,
                 "total_us": _r(self.total_us), "floor_us": _r(self.floor_us), "kernels": len(self.ops),
                 "flops": self.flops, "bytes": self.bytes, "busy_us": {u: _r(v) for u, v in self.busy_us().items()},
-                "precision_errors": self.precision_errors, "views": self.views,
+                "precision_errors": self.precision_errors, "views": self.views, "measured_from": self.source,
                 "ops": [r.to_json() for r in self.ops]}
 
     def trace(self) -> dict[str, Any]:
@@ -131,14 +139,17 @@ def simulate(compiled: CompiledModel, profile: HardwareProfile | str | None = No
              feeds: Mapping[str, object] | None = None, *, precision: str | Precision | None = None, seed: int = 0,
              run: bool = True, reuse_schedule: bool = True) -> SimResult:
     """Simulate `compiled` on `profile` (a name, a .json path or a HardwareProfile; default: the compile's
-    hardware target, else ascend910) in `precision` mode (default: the compile's precision_mode).
+    hardware target, else ascend910) in `precision` mode (default: the compile's precision_mode, else the
+    profile's default, ATC's force_fp16: a model compiled with no mode is simulated as ATC compiles it).
 
     Runs the real kernels on `feeds` (seeded random inputs when None) for the outputs; in a rounding
     precision mode also runs fp32 and reports each output's relative error. `run=False` skips the numbers
     (timing only); `reuse_schedule=False` prices every kernel again (the benchmark's cold path)."""
     hw = load_profile(profile if profile is not None else compiled.config.hardware or DEFAULT_PROFILE)
-    mode = parse_precision(precision if precision is not None else compiled.config.precision_mode)
-    schedule = schedule_of(compiled.graph, hw, mode) if reuse_schedule else build_schedule(compiled.graph, hw, mode)
+    mode = parse_precision(precision if precision is not None else precision_of(compiled, hw))
+    no_task = frozenset(s.node for s in compiled.plan.steps if not s.launches_kernel)  # no-copy Concats, views
+    schedule = (schedule_of(compiled.graph, hw, mode, no_task) if reuse_schedule
+                else build_schedule(compiled.graph, hw, mode, no_task))
     outputs: dict[str, np.ndarray] = {}
     errors: dict[str, float] = {}
     if run:
@@ -150,33 +161,42 @@ def simulate(compiled: CompiledModel, profile: HardwareProfile | str | None = No
                      str(compiled.config.opt_level))
 
 
+def precision_of(compiled: CompiledModel, profile: HardwareProfile) -> str:
+    """The precision mode `compiled` runs in on `profile`: its own, else the profile's (ATC's) default."""
+    return compiled.config.precision_mode or profile.default_precision_mode
+
+
 def reference_feeds(compiled: CompiledModel, feeds: Mapping[str, object]) -> dict[str, np.ndarray]:
     return check_feeds(compiled.graph, feeds)
 
 
-_SCHEDULES: weakref.WeakKeyDictionary[Graph, dict[tuple[HardwareProfile, str], Schedule]] = \
+_SCHEDULES: weakref.WeakKeyDictionary[Graph, dict[tuple[HardwareProfile, str, frozenset[str]], Schedule]] = \
     weakref.WeakKeyDictionary()
 
 
-def schedule_of(graph: Graph, profile: HardwareProfile, precision: Precision) -> Schedule:
-    """The simulated timeline of `graph` (cached per graph, profile and precision mode)."""
+def schedule_of(graph: Graph, profile: HardwareProfile, precision: Precision,
+                no_task: frozenset[str] = frozenset()) -> Schedule:
+    """The simulated timeline of `graph` (cached per graph, profile and precision mode); `no_task`: nodes the
+    compile made free (its memory plan writes a no-copy Concat's inputs in place: GE launches no task)."""
     per_graph = _SCHEDULES.setdefault(graph, {})
-    key = (profile, precision.name)
+    key = (profile, precision.name, no_task)
     if key not in per_graph:
-        per_graph[key] = build_schedule(graph, profile, precision)
+        per_graph[key] = build_schedule(graph, profile, precision, no_task)
     return per_graph[key]
 
 
-def build_schedule(graph: Graph, profile: HardwareProfile, precision: Precision) -> Schedule:
+def build_schedule(graph: Graph, profile: HardwareProfile, precision: Precision,
+                   no_task: frozenset[str] = frozenset()) -> Schedule:
     unknown = next((t for t in graph.inputs if not graph.desc(t).is_static), None)
     if unknown is not None:
         raise UsageError(f"cannot simulate: input '{unknown}' has unknown dims {graph.desc(unknown).text()}.",
                          hint="Compile with static input shapes (--input-shape \"x:1,3,224,224\").")
     with gc_paused():  # pricing makes many small objects and no cycles: spare the collector's heap walks
-        return _price_all(graph, profile, precision)
+        return _price_all(graph, profile, precision, no_task)
 
 
-def _price_all(graph: Graph, profile: HardwareProfile, precision: Precision) -> Schedule:
+def _price_all(graph: Graph, profile: HardwareProfile, precision: Precision,
+               no_task: frozenset[str] = frozenset()) -> Schedule:
     rows: list[OpRow] = []
     views: list[str] = []
     nodes = graph.nodes
@@ -190,7 +210,7 @@ def _price_all(graph: Graph, profile: HardwareProfile, precision: Precision) -> 
     clock = 0.0
     for node, shape_key in zip(nodes, shapes, strict=True):
         op = REGISTRY.get(node.op_type, node.domain)
-        if op is not None and op.view:  # no kernel (kernel_cost says None)
+        if (op is not None and op.view) or node.name in no_task:  # no kernel (kernel_cost says None for a view)
             views.append(node.name)
             continue
         # control flow: priced from its subgraphs' kernels (sim/control.py); an op with a kernel body of its

@@ -18,7 +18,9 @@ fusion_decisions / fusion_summary / fusions_of_node; memory_timeline, reference_
 peak_table, step_index, device_totals, strategy_arenas / strategy_timelines, memory_switch_plans and
 plan_for (re-planning without the passes); profile_table, top_ops, unit_timeline, roofline_points /
 roofline_lines, latency_by_node, output_comparison, profile_problems (every field of a hardware profile
-JSON at once); compare -> Comparison (metrics, node_alignment, latency_delta) and ComparisonSpec (JSON,
+JSON at once); measured_against -> Measured (an msprof op_summary beside the simulation), stream_timeline /
+stream_order, calibrated and calibration_table (a profile fitted to it), trust_line; compare -> Comparison
+(metrics, node_alignment, latency_delta) and ComparisonSpec (JSON,
 address); fates (where each original node went); compile_tables (every table by its file name).
 
 A PyTorch model's module tree (the Model page): torch_modules, node_origins, module_table.
@@ -58,6 +60,16 @@ from ge_core.viz.exports import TABLE_FILES, compile_tables
 from ge_core.viz.fusion_views import NodeFusion, filter_decisions, fusion_decisions, fusion_summary, fusions_of_node
 from ge_core.viz.graph_diff import GraphDiff, diff_graphs
 from ge_core.viz.inspector import NodeDetails, node_details
+from ge_core.viz.measured import (
+    Measured,
+    calibrated,
+    calibration_table,
+    measured_against,
+    measured_overlay,
+    stream_order,
+    stream_timeline,
+    trust_line,
+)
 from ge_core.viz.memory import alive_at_peak, allocation_rectangles, live_bytes_timeline
 from ge_core.viz.memory_switches import (
     ALIGNMENTS,
@@ -107,6 +119,7 @@ __all__ = [
     "Fate",
     "GraphDiff",
     "Inspection",
+    "Measured",
     "NodeDetails",
     "NodeFusion",
     "Overlay",
@@ -115,6 +128,8 @@ __all__ = [
     "alive_at_peak",
     "allocation_rectangles",
     "allocation_table",
+    "calibrated",
+    "calibration_table",
     "canvas_collection",
     "canvas_graph",
     "canvas_graphs",
@@ -147,6 +162,8 @@ __all__ = [
     "latency_overlay",
     "live_bytes_timeline",
     "marked_overlay",
+    "measured_against",
+    "measured_overlay",
     "memory_overlay",
     "memory_switch_plans",
     "memory_timeline",
@@ -175,9 +192,12 @@ __all__ = [
     "step_index",
     "strategy_arenas",
     "strategy_timelines",
+    "stream_order",
+    "stream_timeline",
     "tensor_table",
     "top_ops",
     "torch_modules",
+    "trust_line",
     "unit_order",
     "unit_timeline",
     "unit_totals",

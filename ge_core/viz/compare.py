@@ -197,7 +197,7 @@ def _metrics_row(e: Entry) -> dict[str, Any]:
     c, plan = e.compiled, e.compiled.memory if e.compiled is not None else None
     return {"config": e.name, "key": e.config.key(), "status": "error" if e.error else "ok", "error": e.error,
             "opt_level": str(e.config.opt_level), "hardware": e.config.hardware or "",
-            "precision_mode": e.config.precision_mode,
+            "precision_mode": e.sim.precision if e.sim is not None else e.config.precision_mode or "",  # as run
             "nodes_before": len(c.input_graph) if c is not None else None,
             "nodes": len(c.graph) if c is not None else None, "kernels": c.plan.kernels if c is not None else None,
             "memory_strategy": plan.strategy if plan is not None else "",

@@ -9,14 +9,15 @@ from pathlib import Path
 import pytest
 
 from ge_core.hardware import ProfileError, load_profile, profile_names
-from ge_core.hardware.loader import PROFILE_DIR
+from ge_core.hardware.loader import PROFILE_DIR, profile_problems
 from ge_core.hardware.ub_limits import UB_BYTES, ub_bytes
 
 
 def test_builtin_profiles_and_their_peaks() -> None:
-    assert profile_names() == ["ascend310", "ascend910", "ascend910b"]
+    assert profile_names() == ["ascend310", "ascend310p", "ascend910", "ascend910b"]
     peaks = {name: load_profile(name).peak_flops / 1e12 for name in profile_names()}
     assert peaks["ascend310"] == pytest.approx(8.0)
+    assert peaks["ascend310p"] == pytest.approx(70.0)  # the Atlas 300I Pro's 140 TOPS int8 = 70 TFLOPS fp16
     assert peaks["ascend910"] == pytest.approx(256.0)
     assert peaks["ascend910b"] == pytest.approx(353.9, abs=0.1)  # 24 x 4096 x 2 x 1.8 GHz (~350 public)
 
@@ -39,15 +40,37 @@ def test_design_md_figures() -> None:
     assert (p.alignment.ub, p.alignment.l1, p.alignment.l0a, p.alignment.l0c) == (32, 32, 512, 64)
 
 
-@pytest.mark.parametrize("name", ["ascend310", "ascend910", "ascend910b"])
+@pytest.mark.parametrize("name", ["ascend310", "ascend310p", "ascend910", "ascend910b"])
 def test_every_figure_group_has_a_source(name: str) -> None:
     p = load_profile(name)
-    for group in ("cores", "clock_ghz", "cube", "buffers_bytes", "bandwidth_bytes_per_cycle", "memory_bandwidth_gbps"):
+    for group in ("cores", "clock_ghz", "cube", "buffers_bytes", "bandwidth_bytes_per_cycle", "memory_bandwidth_gbps",
+                  "default_precision_mode"):
         assert p.sources.get(group), f"{name}: no source for {group}"
 
 
+def test_310p_is_the_atlas_300i_pro_part_and_the_910b_says_which() -> None:
+    p = load_profile("ascend310p")
+    assert (p.ai_cores, p.vector_cores, p.separated_vector_cores) == (8, 8, False)
+    assert p.memory_bandwidth_gbps == 204.8 and p.buffers.l2 == 16 << 20
+    assert "910B1" in load_profile("ascend910b").title
+
+
+@pytest.mark.parametrize("name", profile_names())
+def test_atc_compiles_fp16_by_default_on_every_part(name: str) -> None:
+    assert load_profile(name).default_precision_mode == "force_fp16"
+
+
+def test_a_profile_may_name_its_own_default_precision(tmp_path: Path) -> None:
+    path = _write(tmp_path, {"extends": "ascend310p", "name": "exact", "default_precision_mode": "force_fp32"})
+    assert load_profile(path).default_precision_mode == "force_fp32"
+    bad = _write(tmp_path, {"extends": "ascend310p", "name": "bad", "default_precision_mode": "fp8"}, "bad.json")
+    with pytest.raises(ProfileError, match="field 'default_precision_mode' must be one of force_fp32"):
+        load_profile(bad)
+
+
 def test_hardware_limits_is_a_view_of_the_profiles() -> None:
-    assert UB_BYTES == {"ascend310": 256 << 10, "ascend910": 256 << 10, "ascend910b": 192 << 10}
+    assert UB_BYTES == {"ascend310": 256 << 10, "ascend310p": 256 << 10, "ascend910": 256 << 10,
+                        "ascend910b": 192 << 10}
     assert ub_bytes() == 256 << 10
 
 
@@ -102,6 +125,18 @@ def test_missing_field_and_bad_json_and_yaml(tmp_path: Path) -> None:
 
 
 def test_unknown_name_lists_the_known_ones() -> None:
-    with pytest.raises(ProfileError, match="Known profiles: ascend310, ascend910, ascend910b") as info:
+    with pytest.raises(ProfileError, match="Known profiles: ascend310, ascend310p, ascend910, ascend910b") as info:
         load_profile("gpu")
     assert info.value.exit_code == 2
+
+
+def test_efficiency_calibration_and_fidelity_are_optional_sections(tmp_path: Path) -> None:
+    path = _write(tmp_path, {"extends": "ascend310p", "name": "fitted", "efficiency": {"cube": 0.7},
+                             "calibration": {"fitted_on": "op_summary.csv"}})
+    p = load_profile(path)
+    assert (p.efficiency.cube, p.efficiency.vector, p.efficiency.memory) == (0.7, 1.0, 1.0)
+    assert p.calibration["fitted_on"] == "op_summary.csv"
+    bad = _write(tmp_path, {"extends": "ascend310p", "name": "bad", "efficiency": {"cube": 0, "fast": 1}}, "b.json")
+    problems = profile_problems(json.loads(bad.read_text()), "b.json")
+    assert any("unknown field 'efficiency.fast'" in m for m in problems)
+    assert any("field 'efficiency.cube' must be a positive number, got 0" in m for m in problems)

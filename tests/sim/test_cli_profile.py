@@ -26,12 +26,18 @@ def test_profile_writes_report_and_trace(tmp_path: Path, capsys: pytest.CaptureF
 def test_run_backend_npu_outputs_match_cpu(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     cpu, npu = tmp_path / "cpu.npz", tmp_path / "npu.npz"
     assert main(["run", "sample:residual_block", "--opt-level", "O3", "--outputs", str(cpu)]) == 0
-    assert main(["run", "sample:residual_block", "--opt-level", "O3", "--backend", "npu", "--outputs", str(npu)]) == 0
+    assert main(["run", "sample:residual_block", "--opt-level", "O3", "--backend", "npu", "--precision-mode",
+                 "force_fp32", "--outputs", str(npu)]) == 0  # ATC's default is force_fp16: ask for exact numbers
     assert "simulated" in capsys.readouterr().out
     with np.load(cpu) as a, np.load(npu) as b:
         assert sorted(a.files) == sorted(b.files)
         for name in a.files:
             np.testing.assert_allclose(b[name], a[name], rtol=1e-5, atol=1e-6)
+
+
+def test_with_no_precision_mode_the_npu_runs_as_atc_compiles_force_fp16(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "sample:mlp", "--backend", "npu"]) == 0
+    assert "force_fp16: output" in capsys.readouterr().out
 
 
 def test_precision_mode_prints_the_error_per_output(capsys: pytest.CaptureFixture[str]) -> None:

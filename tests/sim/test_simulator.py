@@ -70,7 +70,7 @@ def test_trace_is_chrome_trace_json(conv_bn_relu: SimResult) -> None:
 def test_outputs_are_the_cpu_executors() -> None:
     compiled = _compiled("residual_block")
     feeds = ge_core.random_feeds(compiled.graph, seed=4)
-    result = simulate(compiled, "ascend310", feeds)
+    result = simulate(compiled, "ascend310", feeds, precision="force_fp32")
     want = compiled.run(feeds)
     assert set(result.outputs) == set(want)
     for name, value in want.items():
@@ -80,13 +80,21 @@ def test_outputs_are_the_cpu_executors() -> None:
 
 def test_fp16_cube_inputs_show_a_small_error_per_output() -> None:
     compiled = _compiled("transformer_encoder")
-    exact = simulate(compiled, "ascend910", seed=2)
+    exact = simulate(compiled, "ascend910", seed=2, precision="force_fp32")
     half = simulate(compiled, "ascend910", seed=2, precision="allow_fp32_to_fp16")
     assert set(half.precision_errors) == set(compiled.graph.outputs)
     assert all(0 < e < 1e-2 for e in half.precision_errors.values())
     assert half.total_us < exact.total_us  # fp16 operands: the cube runs at its full rate
     forced = simulate(compiled, "ascend910", seed=2, precision="force_fp16")
     assert max(forced.precision_errors.values()) >= max(half.precision_errors.values())
+
+
+def test_with_no_mode_the_profile_default_is_atcs_force_fp16() -> None:
+    compiled = _compiled("residual_block")
+    assert compiled.config.precision_mode is None
+    assert simulate(compiled, "ascend310p", run=False).precision == "force_fp16"
+    exact = ge_core.compile(compiled.input_graph, opt_level="O3", hardware="ascend310p", precision_mode="force_fp32")
+    assert simulate(exact, run=False).precision == "force_fp32"
 
 
 def test_unknown_precision_mode_is_refused() -> None:

@@ -108,7 +108,7 @@ def test_outputs_that_moved_from_o0_fail_in_an_exact_precision_mode_only(
         return {name: value * 2 for name, value in real_execute(graph, feeds).items()}
 
     monkeypatch.setattr(sweep_task, "execute", doubled_reference)
-    configs = {"exact": ge_core.CompileConfig(opt_level="O3"),
+    configs = {"exact": ge_core.CompileConfig(opt_level="O3", precision_mode="force_fp32"),
                "fp16": ge_core.CompileConfig(opt_level="O3", precision_mode="allow_fp32_to_fp16")}
     rows = sweep(["sample:mlp"], configs, "ascend910", scheduler=scheduler).set_index("config_name")
     assert rows.loc["exact", "status"] == "failed" and rows.loc["exact", "max_rel_error"] > 0.4

@@ -92,7 +92,8 @@ def test_graph_target_reads_the_rows_config() -> None:
     target = graph_target(to_frame(made), "sample:mlp", "O1", "ascend910")
     assert (target.sample, target.opt_level, target.disabled_passes, target.hardware, target.not_applied) == \
         ("mlp", "O1", ("CsePass",), "ascend910", ())
-    made[2].update(model="models/resnet.onnx", config=made[2]["config"].replace("force_fp32", "allow_fp32_to_fp16"))
+    fp16 = made[2]["config"].replace('"precision_mode": null', '"precision_mode": "allow_fp32_to_fp16"')
+    made[2].update(model="models/resnet.onnx", config=fp16)
     path = graph_target(to_frame(made), "models/resnet.onnx", "O1", "ascend910")
     assert path.sample is None and path.not_applied == ("precision mode 'allow_fp32_to_fp16'",)
     with pytest.raises(UsageError, match="no row for model 'sample:mlp', config 'O9'"):

@@ -77,7 +77,7 @@ def test_npu_against_cpu_in_fp16_mode() -> None:
 
 
 def test_exact_mode_compares_equal() -> None:
-    frame = output_comparison(simulated("residual_block"))
+    frame = output_comparison(simulated("residual_block", precision="force_fp32"))
     assert (frame["rel_error"] == 0).all() and (frame["cpu_mean"] == frame["npu_mean"]).all()
 
 

@@ -60,7 +60,7 @@ def test_compile_with_hardware_reports_the_target() -> None:
 
 
 def test_unknown_hardware_is_refused_listing_the_known_ones() -> None:
-    with pytest.raises(UsageError, match="ascend310, ascend910, ascend910b"):
+    with pytest.raises(UsageError, match="ascend310, ascend310p, ascend910, ascend910b"):
         compile_sample(hardware="ascend999")
 
 
@@ -119,4 +119,4 @@ def test_cli_compile_with_hardware(tmp_path: Path, capsys: pytest.CaptureFixture
 
 def test_cli_unknown_hardware_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["compile", f"sample:{SAMPLE}", "--hardware", "tpu"]) == 2
-    assert "Known profiles: ascend310, ascend910, ascend910b" in capsys.readouterr().err
+    assert "Known profiles: ascend310, ascend310p, ascend910, ascend910b" in capsys.readouterr().err

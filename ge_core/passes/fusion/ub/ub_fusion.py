@@ -55,7 +55,7 @@ class UbFusionPass:
 
     @classmethod
     def for_profile(cls, profile: str, **kwargs: Any) -> UbFusionPass:
-        """The pass with the UB size of a named hardware profile (ascend310, ascend910, ascend910b)."""
+        """The pass with the UB size of a named hardware profile (ascend310, ascend310p, ascend910, ascend910b)."""
         return cls(ub_bytes=ub_bytes(profile), **kwargs)
 
     def run(self, graph: Graph) -> PassResult:
