@@ -13,7 +13,7 @@ import numpy as np
 
 from ge_core.ir.node import Node
 from ge_core.ir.tensor import TensorDesc
-from ge_core.ops.common import UNK, like, normalize_axis, operand, require_inputs, shape_error
+from ge_core.ops.common import check_axis_input, like, normalize_axis, operand, require_inputs, shape_error
 from ge_core.ops.math import FLOATS, NUMERIC, check_dtype
 from ge_core.ops.registry import Category, Cost, CostFn, OpDef, Operand
 
@@ -43,13 +43,10 @@ def _infer_cumprod(node: Node, operands: list[Operand | None]) -> list[TensorDes
     require_inputs(node, operands, 2, 2)
     x = operand(node, operands, 0).desc
     check_dtype(node, operands, x.dtype, NUMERIC, "x")
-    axis_op = operand(node, operands, 1)
-    if axis_op.desc.dtype not in ("int32", "int64"):
-        raise shape_error(node, operands, f"axis must be int32 or int64, got {axis_op.desc.dtype}")
-    if axis_op.desc.rank > 1 or (axis_op.desc.rank == 1 and axis_op.desc.shape[0] not in (1, UNK)):
-        raise shape_error(node, operands, f"axis must be a scalar, got shape {list(axis_op.desc.shape)}")
-    if axis_op.value is not None:
-        normalize_axis(node, operands, int(np.asarray(axis_op.value).reshape(-1)[0]), x.rank)
+    axis_dtype = operand(node, operands, 1).desc.dtype
+    if axis_dtype not in ("int32", "int64"):
+        raise shape_error(node, operands, f"axis must be int32 or int64, got {axis_dtype}")
+    check_axis_input(node, operands, 1, x.rank)
     return [like(x)]
 
 

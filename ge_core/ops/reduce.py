@@ -18,11 +18,12 @@ from ge_core.ir.node import Node
 from ge_core.ir.tensor import TensorDesc
 from ge_core.ops.common import (
     UNK,
+    check_axis_input,
+    int_arg_known,
     like,
     make_desc,
     normalize_axis,
     operand,
-    optional,
     require_inputs,
     shape_error,
     wide_dtype,
@@ -39,15 +40,7 @@ def _axes_input_since(op_type: str) -> int:
 
 def _axes_arg(node: Node, operands: list[Operand | None]) -> tuple[list[int] | None, bool]:
     """(axes, known): axes None means "none given"; known False means an input whose value is unknown."""
-    if node.opset < _axes_input_since(node.op_type):
-        value = node.attr("axes")
-        return (None if value is None else [int(a) for a in value]), True
-    op = optional(operands, 1)
-    if op is None:
-        return None, True
-    if op.value is None:
-        return None, False
-    return [int(a) for a in np.asarray(op.value).reshape(-1).tolist()], True
+    return int_arg_known(node, operands, attr="axes", input_index=1, since_opset=_axes_input_since(node.op_type))
 
 
 def _noop_when_empty(node: Node) -> bool:
@@ -268,11 +261,7 @@ def _arg(node: Node, inputs: list[np.ndarray | None]) -> list[np.ndarray]:
 def _infer_cumsum(node: Node, operands: list[Operand | None]) -> list[TensorDesc]:
     require_inputs(node, operands, 2, 2)
     x = operand(node, operands, 0).desc
-    axis_op = operand(node, operands, 1)
-    if axis_op.desc.rank > 1 or (axis_op.desc.rank == 1 and axis_op.desc.shape[0] not in (1, UNK)):
-        raise shape_error(node, operands, "axis must be a scalar (or 1-element) tensor")
-    if axis_op.value is not None:
-        normalize_axis(node, operands, int(np.asarray(axis_op.value).reshape(-1)[0]), x.rank)
+    check_axis_input(node, operands, 1, x.rank)
     return [like(x)]
 
 
