@@ -15,6 +15,7 @@ from ge_core.ir.node import Node
 from ge_core.ir.tensor import TensorDesc
 from ge_core.ops.common import check_axis_input, like, normalize_axis, operand, require_inputs, shape_error
 from ge_core.ops.math import FLOATS, NUMERIC, check_dtype
+from ge_core.ops.reduce import softmax_span
 from ge_core.ops.registry import Category, Cost, CostFn, OpDef, Operand
 
 # MVN's default axes: per channel over batch and space (NCHW), as instance-free BatchNorm statistics.
@@ -93,11 +94,6 @@ def _hardmax(node: Node, inputs: list[np.ndarray | None]) -> list[np.ndarray]:
     return [out.reshape(x.shape)]
 
 
-def _hardmax_span(node: Node, shape: tuple[int, ...]) -> int:
-    axis = _hardmax_axis(node) % len(shape)
-    return math.prod(shape[axis:]) if node.opset < 13 else shape[axis]
-
-
 def _infer_lp_norm(node: Node, operands: list[Operand | None]) -> list[TensorDesc]:
     require_inputs(node, operands, 1, 1)
     x = operand(node, operands, 0).desc
@@ -162,7 +158,7 @@ OPS: list[OpDef] = [
     OpDef("CumProd", Category.OPAQUE, _infer_cumprod, _cumprod, _row_cost(1), doc="cumulative product"),
     # one-hot of the (first) maximum along axis (2-D coerced before opset 13)
     OpDef("Hardmax", Category.REDUCE, _infer_hardmax, _hardmax, _row_cost(2), doc="1 at the argmax along axis",
-          reduce_span=_hardmax_span),
+          reduce_span=softmax_span),
     # x / ||x||_p (p = 1 or 2) along axis
     OpDef("LpNormalization", Category.REDUCE, _infer_lp_norm, _lp_norm, _row_cost(3), doc="x / ||x||_p along axis",
           reduce_span=_lp_span),

@@ -224,8 +224,9 @@ def _softmax(node: Node, inputs: list[np.ndarray | None]) -> list[np.ndarray]:
     return [out.reshape(x.shape).astype(x.dtype, copy=False)]
 
 
-def _softmax_span(node: Node, shape: tuple[int, ...]) -> int:
-    """Elements one softmax reads: the coerced row [axis:] before opset 13, the one axis since."""
+def softmax_span(node: Node, shape: tuple[int, ...]) -> int:
+    """Elements one softmax (or Hardmax, the same axis rule) reads: the coerced row [axis:] before opset 13,
+    the one axis since."""
     axis = _softmax_axis(node) % len(shape)
     return math.prod(shape[axis:]) if node.opset < 13 else shape[axis]
 
@@ -312,10 +313,10 @@ OPS: list[OpDef] = [
     _reduce_def("ReduceLogSum", 2, "log(sum(x)) over axes"),
     # exp(x - max) / sum(exp(x - max)) along axis (2-D coerced before opset 13)
     OpDef("Softmax", Category.REDUCE, _infer_softmax, _softmax, _reduce_cost(5), doc="softmax along axis",
-          reduce_span=_softmax_span),
+          reduce_span=softmax_span),
     # x - max - log(sum(exp(x - max))) along axis (2-D coerced before opset 13)
     OpDef("LogSoftmax", Category.REDUCE, _infer_softmax, _softmax, _reduce_cost(5),
-          doc="log-softmax along axis", reduce_span=_softmax_span),
+          doc="log-softmax along axis", reduce_span=softmax_span),
     # index (int64) of the largest element along axis
     OpDef("ArgMax", Category.REDUCE, _infer_arg, _arg, _reduce_cost(1), doc="index of the max along axis"),
     # index (int64) of the smallest element along axis
