@@ -31,6 +31,16 @@ def vi(name: str, shape: list[int | str] | None, dtype: int = TensorProto.FLOAT)
     return helper.make_tensor_value_info(name, dtype, shape)
 
 
+def external_tensor(name: str, data_type: int, dims: list[int], location: str, **extra: str) -> TensorProto:
+    """A tensor with no data of its own: it says its data lives in `location` (plus `extra` entries)."""
+    tensor = TensorProto(name=name, data_type=data_type, dims=dims)
+    tensor.data_location = TensorProto.EXTERNAL
+    for key, value in {"location": location, **extra}.items():
+        entry = tensor.external_data.add()
+        entry.key, entry.value = key, value
+    return tensor
+
+
 def good_relu() -> bytes:
     return _model([helper.make_node("Relu", ["x"], ["y"], name="relu")], [vi("x", [1, 4])], [vi("y", [1, 4])])
 
@@ -100,22 +110,13 @@ def huge_initializer_dims() -> bytes:
 
 
 def external_initializer(location: str = "weights.bin") -> bytes:
-    w = numpy_helper.from_array(np.ones((2, 2), np.float32), "w_ext")
-    w.ClearField("raw_data")
-    w.data_location = TensorProto.EXTERNAL
-    for k, v in (("location", location), ("offset", "0"), ("length", "16")):
-        entry = w.external_data.add()
-        entry.key, entry.value = k, v
+    w = external_tensor("w_ext", TensorProto.FLOAT, [2, 2], location, offset="0", length="16")
     nodes = [helper.make_node("Add", ["x", "w_ext"], ["y"], name="add")]
     return _model(nodes, [vi("x", [2, 2])], [vi("y", [2, 2])], [w])
 
 
 def external_in_constant_attribute() -> bytes:
-    value = numpy_helper.from_array(np.ones((2,), np.float32), "c_ext")
-    value.ClearField("raw_data")
-    value.data_location = TensorProto.EXTERNAL
-    entry = value.external_data.add()
-    entry.key, entry.value = "location", "/etc/passwd"
+    value = external_tensor("c_ext", TensorProto.FLOAT, [2], "/etc/passwd")
     nodes = [helper.make_node("Constant", [], ["c"], name="const_ext", value=value),
              helper.make_node("Add", ["x", "c"], ["y"], name="add")]
     return _model(nodes, [vi("x", [2])], [vi("y", [2])])

@@ -17,7 +17,7 @@ import numpy as np
 import onnx
 
 from ge_core.errors import quote
-from ge_core.frontend.onnx_reader import tensor_dtype_name
+from ge_core.frontend.onnx_reader import decoded, tensor_dtype_name
 from ge_core.frontend.onnx_schema import attribute_problems
 from ge_core.frontend.onnx_tensors import tensor_to_array
 from ge_core.frontend.toposort import topo_order
@@ -92,7 +92,7 @@ class ScopeBuilder:
                 self.problems.append(f"{what} refers to a function attribute, which is not supported")
             else:
                 value = onnx.helper.get_attribute_value(attr)
-                attrs[attr.name] = _decode(value)
+                attrs[attr.name] = decoded(value)
         return attrs
 
     def _subgraphs(self, proto: onnx.NodeProto, node: Node, visible: frozenset[str]) -> None:
@@ -188,11 +188,3 @@ def _declared_desc(value: onnx.ValueInfoProto) -> TensorDesc:
         return TensorDesc((), dtype)
     dims = tuple(int(d.dim_value) if d.HasField("dim_value") and d.dim_value > 0 else -1 for d in ttype.shape.dim)
     return TensorDesc(dims, dtype)
-
-
-def _decode(value: Any) -> Any:
-    if isinstance(value, bytes):
-        return value.decode("utf-8", "replace")
-    if isinstance(value, list):
-        return [_decode(v) for v in value]
-    return value

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 import onnx
 from google.protobuf.descriptor import FieldDescriptor
@@ -139,3 +140,12 @@ def tensor_dtype_name(code: int) -> str | None:
     """The IR's dtype name of an ONNX data type code (ge_core/ir/dtypes.py); None for UNDEFINED and codes
     this table does not know."""
     return onnx_dtype_name(code)
+
+
+def decoded(value: Any) -> Any:
+    """An attribute value with its text as str: protobuf hands STRING and STRINGS values over as bytes."""
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    if isinstance(value, list):
+        return [decoded(v) for v in value]
+    return value

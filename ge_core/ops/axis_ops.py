@@ -13,8 +13,9 @@ import numpy as np
 
 from ge_core.ir.node import Node
 from ge_core.ir.tensor import TensorDesc
-from ge_core.ops.common import UNK, like, normalize_axis, operand, require_inputs, shape_error
+from ge_core.ops.common import check_axis_input, like, normalize_axis, operand, require_inputs, shape_error
 from ge_core.ops.math import FLOATS, NUMERIC, check_dtype
+from ge_core.ops.reduce import softmax_span
 from ge_core.ops.registry import Category, Cost, CostFn, OpDef, Operand
 
 # MVN's default axes: per channel over batch and space (NCHW), as instance-free BatchNorm statistics.
@@ -43,13 +44,10 @@ def _infer_cumprod(node: Node, operands: list[Operand | None]) -> list[TensorDes
     require_inputs(node, operands, 2, 2)
     x = operand(node, operands, 0).desc
     check_dtype(node, operands, x.dtype, NUMERIC, "x")
-    axis_op = operand(node, operands, 1)
-    if axis_op.desc.dtype not in ("int32", "int64"):
-        raise shape_error(node, operands, f"axis must be int32 or int64, got {axis_op.desc.dtype}")
-    if axis_op.desc.rank > 1 or (axis_op.desc.rank == 1 and axis_op.desc.shape[0] not in (1, UNK)):
-        raise shape_error(node, operands, f"axis must be a scalar, got shape {list(axis_op.desc.shape)}")
-    if axis_op.value is not None:
-        normalize_axis(node, operands, int(np.asarray(axis_op.value).reshape(-1)[0]), x.rank)
+    axis_dtype = operand(node, operands, 1).desc.dtype
+    if axis_dtype not in ("int32", "int64"):
+        raise shape_error(node, operands, f"axis must be int32 or int64, got {axis_dtype}")
+    check_axis_input(node, operands, 1, x.rank)
     return [like(x)]
 
 
@@ -94,11 +92,6 @@ def _hardmax(node: Node, inputs: list[np.ndarray | None]) -> list[np.ndarray]:
     if data.size:
         np.put_along_axis(out, np.expand_dims(np.argmax(data, axis=axis), axis), 1, axis=axis)
     return [out.reshape(x.shape)]
-
-
-def _hardmax_span(node: Node, shape: tuple[int, ...]) -> int:
-    axis = _hardmax_axis(node) % len(shape)
-    return math.prod(shape[axis:]) if node.opset < 13 else shape[axis]
 
 
 def _infer_lp_norm(node: Node, operands: list[Operand | None]) -> list[TensorDesc]:
@@ -165,7 +158,7 @@ OPS: list[OpDef] = [
     OpDef("CumProd", Category.OPAQUE, _infer_cumprod, _cumprod, _row_cost(1), doc="cumulative product"),
     # one-hot of the (first) maximum along axis (2-D coerced before opset 13)
     OpDef("Hardmax", Category.REDUCE, _infer_hardmax, _hardmax, _row_cost(2), doc="1 at the argmax along axis",
-          reduce_span=_hardmax_span),
+          reduce_span=softmax_span),
     # x / ||x||_p (p = 1 or 2) along axis
     OpDef("LpNormalization", Category.REDUCE, _infer_lp_norm, _lp_norm, _row_cost(3), doc="x / ||x||_p along axis",
           reduce_span=_lp_span),

@@ -14,7 +14,7 @@ import numpy as np
 
 from ge_core.ir.node import Node
 from ge_core.ir.tensor import TensorDesc
-from ge_core.ops.common import elementwise_cost, shape_error
+from ge_core.ops.common import choice_attr, elementwise_cost
 from ge_core.ops.math import INTS, UNSIGNED_INTS, broadcast_infer, unary_infer
 from ge_core.ops.registry import Category, KernelFn, OpDef, Operand
 
@@ -37,11 +37,7 @@ def _bitwise_not(node: Node, inputs: list[np.ndarray | None]) -> list[np.ndarray
 
 
 def _direction(node: Node, operands: list[Operand | None]) -> str:
-    raw = node.attr("direction")
-    value = raw.decode() if isinstance(raw, bytes) else raw
-    if value not in DIRECTIONS:
-        raise shape_error(node, operands, f"direction must be one of {list(DIRECTIONS)}, got {value!r}")
-    return str(value)
+    return choice_attr(node, operands, "direction", DIRECTIONS)
 
 
 def _infer_bitshift(node: Node, operands: list[Operand | None]) -> list[TensorDesc]:

@@ -24,7 +24,15 @@ import numpy as np
 from ge_core.ir.dtypes import BY_NAME, dtype_bits, is_float, name_of
 from ge_core.ir.node import Node
 from ge_core.ir.tensor import TensorDesc
-from ge_core.ops.common import dtype_from_onnx, elementwise_cost, like, operand, require_inputs, shape_error
+from ge_core.ops.common import (
+    choice_attr,
+    dtype_from_onnx,
+    elementwise_cost,
+    like,
+    operand,
+    require_inputs,
+    shape_error,
+)
 from ge_core.ops.math import check_dtype
 from ge_core.ops.registry import Category, OpDef, Operand
 
@@ -141,11 +149,7 @@ def _target(node: Node, operands: list[Operand | None], allowed: frozenset[str])
 
 
 def _round_mode(node: Node, operands: list[Operand | None]) -> str:
-    mode = node.attr("round_mode", "up")
-    mode = mode.decode() if isinstance(mode, bytes) else str(mode)
-    if mode not in ROUND_MODES:
-        raise shape_error(node, operands, f"round_mode must be one of {list(ROUND_MODES)}, got {mode!r}")
-    return mode
+    return choice_attr(node, operands, "round_mode", ROUND_MODES, "up")
 
 
 def _cast_infer(node: Node, operands: list[Operand | None]) -> list[TensorDesc]:

@@ -96,6 +96,34 @@ def normalize_axis(node: Node, operands: Sequence[Operand | None], axis: int, ra
     return axis + limit if axis < 0 else axis
 
 
+def positive_int_attr(node: Node, operands: Sequence[Operand | None], name: str) -> int:
+    """A required int attribute that must be >= 1 (num_groups, size, blocksize)."""
+    value = node.attr(name)
+    if value is None or int(value) < 1:
+        raise shape_error(node, operands, f"{name} must be given and >= 1, got {value}")
+    return int(value)
+
+
+def check_axis_input(node: Node, operands: Sequence[Operand | None], index: int, rank: int) -> None:
+    """An axis given as an input (CumSum, CumProd): a scalar or one-element tensor, in range once known."""
+    axis = operand(node, operands, index)
+    shape = axis.desc.shape
+    if len(shape) > 1 or (len(shape) == 1 and shape[0] not in (1, UNK)):
+        raise shape_error(node, operands, f"axis must be a scalar (or 1-element) tensor, got shape {list(shape)}")
+    if axis.value is not None:
+        normalize_axis(node, operands, int(np.asarray(axis.value).reshape(-1)[0]), rank)
+
+
+def choice_attr(node: Node, operands: Sequence[Operand | None], name: str, choices: Sequence[str],
+                default: str | None = None) -> str:
+    """A string attribute (ONNX may hand it over as bytes) that must be one of `choices`."""
+    raw = node.attr(name, default)
+    value = raw.decode() if isinstance(raw, bytes) else str(raw)
+    if value not in choices:
+        raise shape_error(node, operands, f"{name}={value!r} is not one of {', '.join(choices)}")
+    return value
+
+
 def known_ints(op: Operand | None) -> list[int] | None:
     """The operand's value as a list of ints when known before running (shape/axes inputs)."""
     if op is None or op.value is None:
@@ -116,6 +144,15 @@ def int_arg(node: Node, operands: Sequence[Operand | None], *, attr: str, input_
     if op is None:
         return None
     return known_ints(op)
+
+
+def int_arg_known(node: Node, operands: Sequence[Operand | None], *, attr: str, input_index: int,
+                  since_opset: int) -> tuple[list[int] | None, bool]:
+    """int_arg, and whether it is known: False for an input whose value is not known yet (None alone means
+    the argument is absent)."""
+    value = int_arg(node, operands, attr=attr, input_index=input_index, since_opset=since_opset)
+    pending = value is None and node.opset >= since_opset and optional(operands, input_index) is not None
+    return value, not pending
 
 
 def nbytes(desc: TensorDesc | None) -> int:

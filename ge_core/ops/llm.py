@@ -12,6 +12,7 @@ element, so INJECTIVE and DMA only (MTE).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -31,7 +32,7 @@ from ge_core.ops.common import (
     shape_error,
     zero_flop_cost,
 )
-from ge_core.ops.registry import Category, Cost, OpDef, Operand, Unit, VectorClass
+from ge_core.ops.registry import Category, Cost, InferFn, OpDef, Operand, Unit, VectorClass
 from ge_core.ops.spatial import operands_of
 
 FLOATS = ("float16", "float32", "float64", "bfloat16")
@@ -42,6 +43,16 @@ def _float(node: Node, operands: list[Operand | None], index: int, name: str) ->
     if d.dtype not in FLOATS:
         raise shape_error(node, operands, f"{name} must be one of {', '.join(FLOATS)}, got {d.dtype}")
     return d
+
+
+def _like_input_0(check: Callable[[Node, list[Operand | None]], object]) -> InferFn:
+    """The inference of an op whose output has its first input's shape and dtype, once `check` passes."""
+
+    def infer(node: Node, operands: list[Operand | None]) -> list[TensorDesc]:
+        check(node, operands)
+        return [like(operand(node, operands, 0).desc)]
+
+    return infer
 
 
 # ---- RMSNormalization ----------------------------------------------------------------------------------
@@ -59,11 +70,6 @@ def _rms_axis(node: Node, operands: list[Operand | None]) -> int:
         raise shape_error(node, operands, f"scale {list(scale.shape)} does not broadcast to the normalized shape "
                                           f"{list(normalized)} (axis={axis})")
     return axis
-
-
-def _infer_rms(node: Node, operands: list[Operand | None]) -> list[TensorDesc]:
-    _rms_axis(node, operands)
-    return [like(operand(node, operands, 0).desc)]
 
 
 def _rms(node: Node, inputs: list[np.ndarray | None]) -> list[np.ndarray]:
@@ -169,11 +175,6 @@ def rotary_kernel(node: Node, inputs: list[np.ndarray | None]) -> list[np.ndarra
     return [out.transpose(0, 2, 1, 3) if x.ndim == 4 else out.reshape(x.shape)]
 
 
-def _infer_rotary(node: Node, operands: list[Operand | None]) -> list[TensorDesc]:
-    rotary_geometry(node, operands)
-    return [like(operand(node, operands, 0).desc)]
-
-
 def _rotary_cost(node: Node, inputs: list[TensorDesc | None], outputs: list[TensorDesc]) -> Cost:
     """3 FLOPs per rotated element (x1 * cos - x2 * sin); the rest is copied."""
     x = inputs[0]
@@ -210,11 +211,6 @@ def _scatter_axis(node: Node, operands: list[Operand | None]) -> int:
     return axis
 
 
-def _infer_scatter(node: Node, operands: list[Operand | None]) -> list[TensorDesc]:
-    _scatter_axis(node, operands)
-    return [like(operand(node, operands, 0).desc)]
-
-
 def _tensor_scatter(node: Node, inputs: list[np.ndarray | None]) -> list[np.ndarray]:
     """The cache with `update` written at write_indices[b] along the axis, per batch (wrapped if circular)."""
     cache, update = inputs[0], inputs[1]
@@ -238,14 +234,15 @@ def _tensor_scatter(node: Node, inputs: list[np.ndarray | None]) -> list[np.ndar
 
 OPS: list[OpDef] = [
     # x / sqrt(mean(x^2 over [axis, rank)) + epsilon) * scale
-    OpDef("RMSNormalization", Category.REDUCE, _infer_rms, _rms, elementwise_cost(4), reduce_span=_rms_span),
+    OpDef("RMSNormalization", Category.REDUCE, _like_input_0(_rms_axis), _rms, elementwise_cost(4),
+          reduce_span=_rms_span),
     # rotate (x1, x2) pairs of each head (halves, or interleaved) by the cos/sin of the token's position
-    OpDef("RotaryEmbedding", Category.OPAQUE, _infer_rotary, rotary_kernel, _rotary_cost,
+    OpDef("RotaryEmbedding", Category.OPAQUE, _like_input_0(rotary_geometry), rotary_kernel, _rotary_cost,
           doc="rotary position embedding"),
     # a * sigmoid(alpha * a) * b: the gated linear unit of LLM MLPs
     OpDef("SwiGLU", Category.ELEMENTWISE, _infer_swiglu, _swiglu, elementwise_cost(5),
           vector_class=VectorClass.TRANSCENDENTAL),
     # the cache with the update written at each batch's write index along the sequence axis
-    OpDef("TensorScatter", Category.INJECTIVE, _infer_scatter, _tensor_scatter, zero_flop_cost, unit=Unit.MTE,
-          doc="KV-cache update"),
+    OpDef("TensorScatter", Category.INJECTIVE, _like_input_0(_scatter_axis), _tensor_scatter, zero_flop_cost,
+          unit=Unit.MTE, doc="KV-cache update"),
 ]

@@ -13,10 +13,13 @@ from ge_core.ir.node import Node
 from ge_core.ir.tensor import TensorDesc
 from ge_core.ops.common import (
     UNK,
+    choice_attr,
+    int_arg_known,
     like,
     normalize_axis,
     operand,
     optional,
+    positive_int_attr,
     require_inputs,
     same_dtype,
     shape_error,
@@ -85,15 +88,7 @@ def _concat(node: Node, inputs: list[np.ndarray | None]) -> list[np.ndarray]:
 # ---- Split ---------------------------------------------------------------------------------------
 def _split_arg(node: Node, operands: list[Operand | None]) -> tuple[list[int] | None, bool]:
     """(split sizes, known): the attribute before opset 13, the optional input since."""
-    if node.opset < 13:
-        raw = node.attr("split")
-        return (None if raw is None else [int(v) for v in raw]), True
-    op = optional(operands, 1)
-    if op is None:
-        return None, True
-    if op.value is None:
-        return None, False
-    return [int(v) for v in np.asarray(op.value).reshape(-1)], True
+    return int_arg_known(node, operands, attr="split", input_index=1, since_opset=13)
 
 
 def split_sizes(node: Node, operands: list[Operand | None], dim: int, count: int) -> list[int]:
@@ -210,26 +205,22 @@ def _slice(node: Node, inputs: list[np.ndarray | None]) -> list[np.ndarray]:
 
 
 # ---- DepthToSpace / SpaceToDepth -----------------------------------------------------------------
-def _blocksize(node: Node, operands: list[Operand | None]) -> int:
-    b = node.attr("blocksize")
-    if b is None or int(b) < 1:
-        raise shape_error(node, operands, f"blocksize must be a positive int, got {b}")
-    return int(b)
-
-
 def _mode(node: Node, operands: list[Operand | None]) -> str:
-    mode = str(node.attr("mode", "DCR"))
-    if mode not in ("DCR", "CRD"):
-        raise shape_error(node, operands, f"mode must be DCR or CRD, got {mode!r}")
-    return mode
+    return choice_attr(node, operands, "mode", ("DCR", "CRD"), "DCR")
+
+
+def _block_input(node: Node, operands: list[Operand | None]) -> tuple[TensorDesc, int]:
+    """The one input, checked 4-D (NCHW), and the blocksize (the mode checked too)."""
+    require_inputs(node, operands, 1, 1)
+    x = operand(node, operands, 0).desc
+    b, _ = positive_int_attr(node, operands, "blocksize"), _mode(node, operands)
+    if x.rank != 4:
+        raise shape_error(node, operands, f"input must be 4-D (NCHW), got rank {x.rank}")
+    return x, b
 
 
 def _infer_depth_to_space(node: Node, operands: list[Operand | None]) -> list[TensorDesc]:
-    require_inputs(node, operands, 1, 1)
-    x = operand(node, operands, 0).desc
-    b, _ = _blocksize(node, operands), _mode(node, operands)
-    if x.rank != 4:
-        raise shape_error(node, operands, f"input must be 4-D (NCHW), got rank {x.rank}")
+    x, b = _block_input(node, operands)
     n, c, h, w = x.shape
     if c >= 0 and c % (b * b):
         raise shape_error(node, operands, f"channels {c} are not divisible by blocksize^2 = {b * b}")
@@ -243,7 +234,7 @@ def _times(dim: int, factor: int) -> int:
 def _depth_to_space(node: Node, inputs: list[np.ndarray | None]) -> list[np.ndarray]:
     x = inputs[0]
     assert x is not None
-    b, mode = _blocksize(node, []), _mode(node, [])
+    b, mode = positive_int_attr(node, [], "blocksize"), _mode(node, [])
     n, c, h, w = x.shape
     if mode == "DCR":  # channels ordered (block row, block col, depth)
         t = x.reshape(n, b, b, c // (b * b), h, w).transpose(0, 3, 4, 1, 5, 2)
@@ -253,11 +244,7 @@ def _depth_to_space(node: Node, inputs: list[np.ndarray | None]) -> list[np.ndar
 
 
 def _infer_space_to_depth(node: Node, operands: list[Operand | None]) -> list[TensorDesc]:
-    require_inputs(node, operands, 1, 1)
-    x = operand(node, operands, 0).desc
-    b, _ = _blocksize(node, operands), _mode(node, operands)
-    if x.rank != 4:
-        raise shape_error(node, operands, f"input must be 4-D (NCHW), got rank {x.rank}")
+    x, b = _block_input(node, operands)
     n, c, h, w = x.shape
     if any(d >= 0 and d % b for d in (h, w)):
         raise shape_error(node, operands, f"height {h} and width {w} must be divisible by blocksize {b}")
@@ -267,7 +254,7 @@ def _infer_space_to_depth(node: Node, operands: list[Operand | None]) -> list[Te
 def _space_to_depth(node: Node, inputs: list[np.ndarray | None]) -> list[np.ndarray]:
     x = inputs[0]
     assert x is not None
-    b, mode = _blocksize(node, []), _mode(node, [])
+    b, mode = positive_int_attr(node, [], "blocksize"), _mode(node, [])
     n, c, h, w = x.shape
     t = x.reshape(n, c, h // b, b, w // b, b)
     perm = (0, 3, 5, 1, 2, 4) if mode == "DCR" else (0, 1, 3, 5, 2, 4)

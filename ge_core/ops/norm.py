@@ -24,6 +24,7 @@ from ge_core.ops.common import (
     normalize_axis,
     operand,
     optional,
+    positive_int_attr,
     require_inputs,
     shape_error,
 )
@@ -220,14 +221,12 @@ def _layer_norm_span(node: Node, shape: tuple[int, ...]) -> int:
 def _infer_group_norm(node: Node, operands: list[Operand | None]) -> list[TensorDesc]:
     require_inputs(node, operands, 3, 3)
     x = _float_input(node, operands, 2)
-    groups = node.attr("num_groups")
-    if groups is None or int(groups) < 1:
-        raise shape_error(node, operands, f"num_groups must be given and >= 1, got {groups}")
+    groups = positive_int_attr(node, operands, "num_groups")
     channels = x.shape[1]
-    if channels >= 0 and channels % int(groups):
+    if channels >= 0 and channels % groups:
         raise shape_error(node, operands, f"num_groups={groups} does not divide the channels ({channels})")
     # Opset 18 had one scale/bias per group; opset 21 moved to one per channel.
-    want = (channels,) if node.opset >= 21 else (int(groups),)
+    want = (channels,) if node.opset >= 21 else (groups,)
     _check_param(node, operands, 1, "scale", want)
     _check_param(node, operands, 2, "bias", want)
     return [like(x)]
@@ -256,9 +255,7 @@ def _group_norm_span(node: Node, shape: tuple[int, ...]) -> int:
 def _infer_lrn(node: Node, operands: list[Operand | None]) -> list[TensorDesc]:
     require_inputs(node, operands, 1, 1)
     x = _float_input(node, operands, 3)
-    size = node.attr("size")
-    if size is None or int(size) < 1:
-        raise shape_error(node, operands, f"size must be given and >= 1, got {size}")
+    positive_int_attr(node, operands, "size")
     return [like(x)]
 
 

@@ -104,14 +104,20 @@ def _requantize(acc: np.ndarray, multiplier: np.ndarray, y_zp: np.ndarray) -> np
 
 
 # ---- MatMulInteger / QLinearMatMul -----------------------------------------------------------------
-def _infer_matmul_integer(node: Node, operands: list[Operand | None]) -> list[TensorDesc]:
+def _check_integer_inputs(node: Node, operands: list[Operand | None]) -> None:
+    """MatMulInteger's and ConvInteger's inputs: A, B and their optional zero points, each 8-bit, each zero
+    point of its data input's dtype."""
     require_inputs(node, operands, 2, 4)
-    for i, matrix in ((0, 0), (1, 1), (2, 0), (3, 1)):
+    for i, data in ((0, 0), (1, 1), (2, 0), (3, 1)):
         o = optional(operands, i)
         if o is not None:
             check_dtype(node, operands, o.desc.dtype, INT8S, f"input {i}")
-            if o.desc.dtype != operand(node, operands, matrix).desc.dtype:
-                raise shape_error(node, operands, f"zero point {i} must have input {matrix}'s dtype")
+            if o.desc.dtype != operand(node, operands, data).desc.dtype:
+                raise shape_error(node, operands, f"zero point {i} must have input {data}'s dtype")
+
+
+def _infer_matmul_integer(node: Node, operands: list[Operand | None]) -> list[TensorDesc]:
+    _check_integer_inputs(node, operands)
     _check_param(node, operands, 2, 0, True)
     _check_param(node, operands, 3, 1, False)
     return [make_desc(_matmul_shape(node, operands, 0, 1), "int32")]
@@ -219,13 +225,7 @@ def _channel_param(p: np.ndarray | None, rank: int) -> np.ndarray | None:
 
 
 def _infer_conv_integer(node: Node, operands: list[Operand | None]) -> list[TensorDesc]:
-    require_inputs(node, operands, 2, 4)
-    for i, data in ((0, 0), (1, 1), (2, 0), (3, 1)):
-        o = optional(operands, i)
-        if o is not None:
-            check_dtype(node, operands, o.desc.dtype, INT8S, f"input {i}")
-            if o.desc.dtype != operand(node, operands, data).desc.dtype:
-                raise shape_error(node, operands, f"zero point {i} must have input {data}'s dtype")
+    _check_integer_inputs(node, operands)
     shape = _conv_out(node, operands, 0, 1)
     _check_channel_param(node, operands, 2, shape[1], False)
     _check_channel_param(node, operands, 3, shape[1], True)

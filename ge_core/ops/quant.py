@@ -136,6 +136,16 @@ def saturate(q: np.ndarray, zero_point: np.ndarray | None, target: str, *, clip_
     return q.astype(target)
 
 
+def _input_and_scale(node: Node, operands: Sequence[Operand | None], inputs: frozenset[str],
+                     scales: frozenset[str]) -> TensorDesc:
+    """(De)QuantizeLinear's input x (returned) and its scale, each of an allowed dtype; a zero point may follow."""
+    require_inputs(node, operands, 2, 3)
+    x, scale = operand(node, operands, 0).desc, operand(node, operands, 1).desc
+    check_dtype(node, operands, x.dtype, inputs, "the input")
+    check_dtype(node, operands, scale.dtype, scales, "the scale")
+    return x
+
+
 # ---- QuantizeLinear -------------------------------------------------------------------------------
 def _quantize_target(node: Node, operands: Sequence[Operand | None]) -> str:
     """The output dtype: the zero point's, else output_dtype, else uint8 (and the two must agree)."""
@@ -150,10 +160,7 @@ def _quantize_target(node: Node, operands: Sequence[Operand | None]) -> str:
 
 
 def _infer_quantize(node: Node, operands: list[Operand | None]) -> list[TensorDesc]:
-    require_inputs(node, operands, 2, 3)
-    x, scale = operand(node, operands, 0).desc, operand(node, operands, 1).desc
-    check_dtype(node, operands, x.dtype, QUANTIZE_INPUTS, "the input")
-    check_dtype(node, operands, scale.dtype, QUANTIZE_SCALES, "the scale")
+    x = _input_and_scale(node, operands, QUANTIZE_INPUTS, QUANTIZE_SCALES)
     target = _quantize_target(node, operands)
     check_granularity(node, operands, x, 1)
     _precision(node, operands)
@@ -194,10 +201,7 @@ def _dequantize_dtype(node: Node, operands: Sequence[Operand | None]) -> str:
 
 
 def _infer_dequantize(node: Node, operands: list[Operand | None]) -> list[TensorDesc]:
-    require_inputs(node, operands, 2, 3)
-    x, scale = operand(node, operands, 0).desc, operand(node, operands, 1).desc
-    check_dtype(node, operands, x.dtype, DEQUANTIZE_INPUTS, "the input")
-    check_dtype(node, operands, scale.dtype, DEQUANTIZE_SCALES, "the scale")
+    x = _input_and_scale(node, operands, DEQUANTIZE_INPUTS, DEQUANTIZE_SCALES)
     zp = optional(operands, 2)
     if zp is not None and zp.desc.dtype != x.dtype:
         raise shape_error(node, operands, f"the zero point ({zp.desc.dtype}) must have the input's dtype "

@@ -18,11 +18,12 @@ from ge_core.ir.node import Node
 from ge_core.ir.tensor import TensorDesc
 from ge_core.ops.common import (
     UNK,
+    check_axis_input,
+    int_arg_known,
     like,
     make_desc,
     normalize_axis,
     operand,
-    optional,
     require_inputs,
     shape_error,
     wide_dtype,
@@ -39,15 +40,7 @@ def _axes_input_since(op_type: str) -> int:
 
 def _axes_arg(node: Node, operands: list[Operand | None]) -> tuple[list[int] | None, bool]:
     """(axes, known): axes None means "none given"; known False means an input whose value is unknown."""
-    if node.opset < _axes_input_since(node.op_type):
-        value = node.attr("axes")
-        return (None if value is None else [int(a) for a in value]), True
-    op = optional(operands, 1)
-    if op is None:
-        return None, True
-    if op.value is None:
-        return None, False
-    return [int(a) for a in np.asarray(op.value).reshape(-1).tolist()], True
+    return int_arg_known(node, operands, attr="axes", input_index=1, since_opset=_axes_input_since(node.op_type))
 
 
 def _noop_when_empty(node: Node) -> bool:
@@ -231,8 +224,9 @@ def _softmax(node: Node, inputs: list[np.ndarray | None]) -> list[np.ndarray]:
     return [out.reshape(x.shape).astype(x.dtype, copy=False)]
 
 
-def _softmax_span(node: Node, shape: tuple[int, ...]) -> int:
-    """Elements one softmax reads: the coerced row [axis:] before opset 13, the one axis since."""
+def softmax_span(node: Node, shape: tuple[int, ...]) -> int:
+    """Elements one softmax (or Hardmax, the same axis rule) reads: the coerced row [axis:] before opset 13,
+    the one axis since."""
     axis = _softmax_axis(node) % len(shape)
     return math.prod(shape[axis:]) if node.opset < 13 else shape[axis]
 
@@ -268,11 +262,7 @@ def _arg(node: Node, inputs: list[np.ndarray | None]) -> list[np.ndarray]:
 def _infer_cumsum(node: Node, operands: list[Operand | None]) -> list[TensorDesc]:
     require_inputs(node, operands, 2, 2)
     x = operand(node, operands, 0).desc
-    axis_op = operand(node, operands, 1)
-    if axis_op.desc.rank > 1 or (axis_op.desc.rank == 1 and axis_op.desc.shape[0] not in (1, UNK)):
-        raise shape_error(node, operands, "axis must be a scalar (or 1-element) tensor")
-    if axis_op.value is not None:
-        normalize_axis(node, operands, int(np.asarray(axis_op.value).reshape(-1)[0]), x.rank)
+    check_axis_input(node, operands, 1, x.rank)
     return [like(x)]
 
 
@@ -323,10 +313,10 @@ OPS: list[OpDef] = [
     _reduce_def("ReduceLogSum", 2, "log(sum(x)) over axes"),
     # exp(x - max) / sum(exp(x - max)) along axis (2-D coerced before opset 13)
     OpDef("Softmax", Category.REDUCE, _infer_softmax, _softmax, _reduce_cost(5), doc="softmax along axis",
-          reduce_span=_softmax_span, ge_types=("SoftmaxV2",)),
+          reduce_span=softmax_span, ge_types=("SoftmaxV2",)),
     # x - max - log(sum(exp(x - max))) along axis (2-D coerced before opset 13)
     OpDef("LogSoftmax", Category.REDUCE, _infer_softmax, _softmax, _reduce_cost(5),
-          doc="log-softmax along axis", reduce_span=_softmax_span),
+          doc="log-softmax along axis", reduce_span=softmax_span),
     # index (int64) of the largest element along axis
     OpDef("ArgMax", Category.REDUCE, _infer_arg, _arg, _reduce_cost(1), doc="index of the max along axis"),
     # index (int64) of the smallest element along axis

@@ -17,13 +17,12 @@ from ge_core.ir.node import Node
 from ge_core.ir.tensor import TensorDesc
 from ge_core.ops.common import (
     UNK,
-    int_arg,
+    int_arg_known,
     known_ints,
     like,
     make_desc,
     normalize_axis,
     operand,
-    optional,
     require_inputs,
     shape_error,
     zero_flop_cost,
@@ -147,9 +146,7 @@ def _flatten(node: Node, inputs: list[np.ndarray | None]) -> list[np.ndarray]:
 # ---- Squeeze / Unsqueeze -------------------------------------------------------------------------
 def _axes(node: Node, operands: list[Operand | None]) -> tuple[list[int] | None, bool]:
     """(axes, known): the axes attribute before opset 13, the optional input since."""
-    axes = int_arg(node, operands, attr="axes", input_index=1, since_opset=13)
-    unknown = node.opset >= 13 and optional(operands, 1) is not None and axes is None
-    return axes, not unknown
+    return int_arg_known(node, operands, attr="axes", input_index=1, since_opset=13)
 
 
 def _squeeze_axes(node: Node, operands: list[Operand | None], shape: tuple[int, ...],

@@ -15,7 +15,7 @@ import numpy as np
 
 from ge_core.ir.node import Node
 from ge_core.ir.tensor import desc_of
-from ge_core.ops.common import UNK, shape_error
+from ge_core.ops.common import UNK, choice_attr, shape_error
 from ge_core.ops.registry import Operand
 
 AUTO_PADS = ("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID")
@@ -59,11 +59,7 @@ def operands_of(inputs: Sequence[np.ndarray | None]) -> list[Operand | None]:
 
 
 def auto_pad_of(node: Node, operands: Sequence[Operand | None]) -> str:
-    value = node.attr("auto_pad", "NOTSET")
-    value = value.decode() if isinstance(value, bytes) else str(value)
-    if value not in AUTO_PADS:
-        raise shape_error(node, operands, f"auto_pad='{value}' is not one of {', '.join(AUTO_PADS)}")
-    return value
+    return choice_attr(node, operands, "auto_pad", AUTO_PADS, "NOTSET")
 
 
 def int_list(node: Node, operands: Sequence[Operand | None], name: str, length: int,

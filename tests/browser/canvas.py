@@ -44,40 +44,35 @@ SELECTED_IDS_JS = """
   return '';
 })
 """
-# Each pane's op nodes as [id, namespace, label], from what the page handed to the canvas (canvas.js's store).
-PANE_OPS_JS = """
+# The function the two readers below run on the canvas root: `files(key)` are the texts of the files the page
+# handed the shown pane (canvas.js's store: key 'graphs' or 'nodeData'), null before it has handed any.
+SHOWN_FILES_JS = """
 async (root) => {
-  const store = window.__geCanvas || {};
-  const frame = root.querySelector('iframe.ge-canvas-frame');  // the one shown, not the next pass drawn ahead
-  const token = frame ? new URL(frame.src, location.href).searchParams.get('ge') : null;
-  const data = token ? store[token] : null;
-  if (!data) return null;
-  const texts = await Promise.all(data.graphs.map(
-    g => typeof g === 'string' ? g : fetch(g.url).then(r => r.text())));
+  const files = async (key) => {
+    const store = window.__geCanvas || {};
+    const frame = root.querySelector('iframe.ge-canvas-frame');  // the one shown, not the next pass drawn ahead
+    const token = frame ? new URL(frame.src, location.href).searchParams.get('ge') : null;
+    const data = token ? store[token] : null;
+    return data ? Promise.all(data[key].map(f => typeof f === 'string' ? f : fetch(f.url).then(r => r.text())))
+                : null;
+  };
+%s
+}
+"""
+# Each pane's op nodes as [id, namespace, label].
+PANE_OPS_JS = SHOWN_FILES_JS % """
+  const texts = await files('graphs');
+  if (!texts) return null;
   return texts.map(text => JSON.parse(text).graphs[0].nodes
     .filter(n => !n.id.startsWith('input:') && !n.id.startsWith('output:'))
-    .map(n => [n.id, n.namespace || '', n.label]));
-}
-"""
-
-
-# The fill colours of the overlays the page handed to the canvas (node data: `bgColor` per node).
-OVERLAY_COLOURS_JS = """
-async (root) => {
-  const store = window.__geCanvas || {};
-  const frame = root.querySelector('iframe.ge-canvas-frame');  // the one shown, not the next pass drawn ahead
-  const token = frame ? new URL(frame.src, location.href).searchParams.get('ge') : null;
-  const data = token ? store[token] : null;
-  if (!data) return [];
-  const texts = await Promise.all(data.nodeData.map(
-    d => typeof d === 'string' ? d : fetch(d.url).then(r => r.text())));
+    .map(n => [n.id, n.namespace || '', n.label]));"""
+# The fill colours of the overlays (node data: `bgColor` per node).
+OVERLAY_COLOURS_JS = SHOWN_FILES_JS % """
   const colours = new Set();
-  for (const text of texts)
+  for (const text of (await files('nodeData')) || [])
     for (const value of Object.values(JSON.parse(text).results || {}))
       if (value.bgColor) colours.add(value.bgColor);
-  return Array.from(colours);
-}
-"""
+  return Array.from(colours);"""
 COLOUR_DISTANCE = 24  # a box's median fill against an overlay colour (antialiasing, the label's pixels)
 
 

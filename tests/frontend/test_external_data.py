@@ -17,19 +17,10 @@ from onnx import TensorProto, helper, numpy_helper
 
 import ge_core
 from ge_core.errors import GEError, ModelError
-from tests.bad_models import external_initializer, good_relu, vi
+from tests.bad_models import external_initializer, external_tensor, good_relu, vi
 
 REPO = Path(__file__).resolve().parents[2]
 SECRET = b"TOP-SECRET-BYTES"  # 16 bytes: exactly what the 2x2 float32 external tensor asks for
-
-
-def _external_tensor(name: str, data_type: int, dims: list[int], location: str, **extra: str) -> TensorProto:
-    tensor = TensorProto(name=name, data_type=data_type, dims=dims)
-    tensor.data_location = TensorProto.EXTERNAL
-    for key, value in {"location": location, **extra}.items():
-        entry = tensor.external_data.add()
-        entry.key, entry.value = key, value
-    return tensor
 
 
 def _model_with_initializer(tensor: TensorProto) -> bytes:
@@ -86,7 +77,7 @@ def test_an_external_tensor_whose_size_is_unknown_is_refused_before_a_byte_is_re
     with open(big, "wb") as f:  # 256 MiB, sparse: costs no disk, but reading it would cost the memory
         f.truncate(256 << 20)
     model = tmp_path / "model.onnx"
-    model.write_bytes(_model_with_initializer(_external_tensor("s", data_type, [4], "big.bin")))
+    model.write_bytes(_model_with_initializer(external_tensor("s", data_type, [4], "big.bin")))
     code = ("import resource, sys, ge_core\n"
             "from ge_core.errors import GEError\n"
             "before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
@@ -105,7 +96,7 @@ def test_a_huge_external_tensor_is_refused_by_the_budget_before_reading(tmp_path
     with open(tmp_path / "big.bin", "wb") as f:
         f.truncate(64 << 20)
     (tmp_path / "model.onnx").write_bytes(_model_with_initializer(
-        _external_tensor("w", TensorProto.FLOAT, [16 << 20], "big.bin")))
+        external_tensor("w", TensorProto.FLOAT, [16 << 20], "big.bin")))
     monkeypatch.setenv("GE_MAX_TENSOR_BYTES", str(1 << 20))
     reads: list[int] = []
     real_pread = os.pread
@@ -151,7 +142,7 @@ def test_external_data_in_a_subfolder_is_read(tmp_path: Path) -> None:
 
 
 def test_an_upload_with_an_external_tensor_in_sparse_tensors_is_refused() -> None:
-    values = _external_tensor("sparse_ext", TensorProto.FLOAT, [1], "/etc/passwd")
+    values = external_tensor("sparse_ext", TensorProto.FLOAT, [1], "/etc/passwd")
     indices = numpy_helper.from_array(np.array([0], np.int64), "idx")
     sparse = helper.make_sparse_tensor(values, indices, [4])
     model = onnx.load_from_string(good_relu())
@@ -163,7 +154,7 @@ def test_an_upload_with_an_external_tensor_in_sparse_tensors_is_refused() -> Non
 
 
 def test_an_upload_with_an_external_tensor_in_a_function_is_refused() -> None:
-    ext = _external_tensor("func_ext", TensorProto.FLOAT, [1], "w.bin")
+    ext = external_tensor("func_ext", TensorProto.FLOAT, [1], "w.bin")
     body = helper.make_node("Constant", [], ["c"], value=ext)
     function = helper.make_function("local", "F", [], ["c"], [body], [helper.make_opsetid("", 17)])
     model = onnx.load_from_string(good_relu())

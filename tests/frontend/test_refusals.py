@@ -12,7 +12,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 import ge_core
 from ge_core.errors import GEError, ModelError, UsageError
-from tests.bad_models import BadModel, bad_models, external_initializer, good_relu, vi
+from tests.bad_models import BadModel, bad_models, external_initializer, external_tensor, good_relu, vi
 
 
 @pytest.mark.parametrize("bad", bad_models(), ids=lambda b: b.name)
@@ -113,11 +113,7 @@ def test_external_data_of_the_wrong_length_is_refused(tmp_path: Path) -> None:
 
 
 def test_external_data_in_a_subgraph_upload_is_refused() -> None:
-    ext = numpy_helper.from_array(np.ones((1,), np.float32), "deep_ext")
-    ext.ClearField("raw_data")
-    ext.data_location = TensorProto.EXTERNAL
-    entry = ext.external_data.add()
-    entry.key, entry.value = "location", "w.bin"
+    ext = external_tensor("deep_ext", TensorProto.FLOAT, [1], "w.bin")
     branch = helper.make_graph([helper.make_node("Constant", [], ["c"], value=ext)], "branch", [], [vi("c", [1])])
     node = helper.make_node("If", ["cond"], ["y"], name="if_node", then_branch=branch, else_branch=branch)
     graph = helper.make_graph([node], "g", [vi("cond", [], TensorProto.BOOL)], [vi("y", [1])])

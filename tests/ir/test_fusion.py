@@ -7,28 +7,10 @@ import pytest
 
 import ge_core
 from ge_core.errors import GraphEditError
-from ge_core.ir import Graph, TensorDesc
+from ge_core.ir import Graph
 from ge_core.ir.fusion import cycle_through, external_inputs, external_outputs, fuse
 from ge_core.ops import REGISTRY
-
-
-def f32(*shape: int) -> TensorDesc:
-    return TensorDesc(shape, "float32")
-
-
-def diamond() -> Graph:
-    """x -> a=Relu -> b=Sigmoid -> d=Add(b, c); x -> c=Tanh(a); y = Exp(d)."""
-    g = Graph("g")
-    g.add_input("x", f32(2, 4))
-    g.add_constant("k", np.full((4,), 0.5, np.float32))
-    g.add_node("Relu", ["x"], ["a"], name="relu", descs=[f32(2, 4)])
-    g.add_node("Sigmoid", ["a"], ["b"], name="sig", descs=[f32(2, 4)])
-    g.add_node("Tanh", ["a"], ["c"], name="tanh", descs=[f32(2, 4)])
-    g.add_node("Add", ["b", "c"], ["d"], name="add", descs=[f32(2, 4)])
-    g.add_node("Mul", ["d", "k"], ["e"], name="mul", descs=[f32(2, 4)])
-    g.add_node("Exp", ["e"], ["y"], name="exp", descs=[f32(2, 4)])
-    g.set_outputs(["y"])
-    return g
+from tests.ir.graphs import diamond, f32
 
 
 def feeds() -> dict[str, np.ndarray]:

@@ -20,7 +20,10 @@ def two_threads() -> object:
     if blas._openblas() is None:
         pytest.skip("numpy does not bundle OpenBLAS here")
     before = blas.set_blas_threads(2)
+    adapting = blas._adapt[0]
+    blas.adapt_threads(True)  # what tune_process turns on; on its own, a test must not rely on another's call
     yield
+    blas.adapt_threads(adapting)
     assert before is not None
     blas.set_blas_threads(before)
 

@@ -10,7 +10,7 @@ from onnx.backend.test.case.test_case import TestCase
 from ge_core.errors import ExecutionError
 from ge_core.ops import REGISTRY, indexing
 from ge_core.ops.registry import Category
-from tests.ops.conformance import run_case, with_xfails
+from tests.ops.conformance import run_case
 from tests.ops.elementwise_oracle import infer, infer_error, make_node
 from tests.ops.shape_oracle import check, conformance_cases, i64, run_ge
 
@@ -156,11 +156,7 @@ def test_categories() -> None:
 
 
 # ---- ONNX conformance ----------------------------------------------------------------------------
-# Deliberately unsupported conformance cases (name -> reason; each runs as xfail(strict=True), so a fix
-# shows): none, every case made of our ops passes.
-XFAIL: dict[str, str] = {}
-
-
-@pytest.mark.parametrize("case", with_xfails(conformance_cases(indexing), XFAIL))
+# Every case made of our ops passes: none is deliberately unsupported (conformance_cases' xfail).
+@pytest.mark.parametrize("case", conformance_cases(indexing))
 def test_conformance(case: TestCase) -> None:
     run_case(case)

@@ -13,7 +13,7 @@ from ge_core.errors import ShapeError
 from ge_core.ops import REGISTRY, movement
 from ge_core.ops.common import make_desc
 from ge_core.ops.registry import Category, Operand
-from tests.ops.conformance import run_case, with_xfails
+from tests.ops.conformance import run_case
 from tests.ops.elementwise_oracle import infer, infer_error, make_node
 from tests.ops.shape_oracle import check, conformance_cases, i64, run_ge
 
@@ -226,11 +226,7 @@ def test_categories() -> None:
 
 
 # ---- ONNX conformance ----------------------------------------------------------------------------
-# Deliberately unsupported conformance cases (name -> reason; each runs as xfail(strict=True), so a fix
-# shows): none, every case made of our ops passes.
-XFAIL: dict[str, str] = {}
-
-
-@pytest.mark.parametrize("case", with_xfails(conformance_cases(movement), XFAIL))
+# Every case made of our ops passes: none is deliberately unsupported (conformance_cases' xfail).
+@pytest.mark.parametrize("case", conformance_cases(movement))
 def test_conformance(case: TestCase) -> None:
     run_case(case)

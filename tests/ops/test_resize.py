@@ -14,7 +14,7 @@ from ge_core.errors import ResourceLimitError
 from ge_core.kernels import resize as resize_jit
 from ge_core.ops import REGISTRY, resize
 from ge_core.ops.registry import Category
-from tests.ops.conformance import run_case, with_xfails
+from tests.ops.conformance import run_case
 from tests.ops.elementwise_oracle import infer, infer_error, make_node
 from tests.ops.shape_oracle import check, conformance_cases, i64, run_ge
 
@@ -202,14 +202,10 @@ def test_categories() -> None:
 
 
 # ---- ONNX conformance ----------------------------------------------------------------------------
-# Deliberately unsupported conformance cases (name -> reason, run as xfail(strict=True)): none. Note: for
-# align_corners and tf_crop_and_resize the conformance data divide by the fractional resized length
-# (scale x input length), which ORT does not (it uses the integer length); we follow ONNX (see
-# ge_core/ops/resize_kernels.py).
-XFAIL: dict[str, str] = {}
-
-
-@pytest.mark.parametrize("case", with_xfails(conformance_cases(resize), XFAIL))
+# Every case made of our ops passes. Note: for align_corners and tf_crop_and_resize the conformance data
+# divide by the fractional resized length (scale x input length), which ORT does not (it uses the integer
+# length); we follow ONNX (see ge_core/ops/resize_kernels.py).
+@pytest.mark.parametrize("case", conformance_cases(resize))
 def test_conformance(case: TestCase) -> None:
     run_case(case)
 

@@ -13,7 +13,7 @@ from ge_core.ir.graph import Graph
 from ge_core.ir.tensor import TensorDesc
 from ge_core.ops import REGISTRY, infer_graph, shape_ops
 from ge_core.ops.registry import Category
-from tests.ops.conformance import run_case, with_xfails
+from tests.ops.conformance import run_case
 from tests.ops.elementwise_oracle import infer, infer_error, make_node
 from tests.ops.shape_oracle import check, conformance_cases, i64, run_ge
 
@@ -229,11 +229,7 @@ def test_categories() -> None:
 
 
 # ---- ONNX conformance ----------------------------------------------------------------------------
-# Deliberately unsupported conformance cases (name -> reason; each runs as xfail(strict=True), so a fix
-# shows): none, every case made of our ops passes.
-XFAIL: dict[str, str] = {}
-
-
-@pytest.mark.parametrize("case", with_xfails(conformance_cases(shape_ops), XFAIL))
+# Every case made of our ops passes: none is deliberately unsupported (conformance_cases' xfail).
+@pytest.mark.parametrize("case", conformance_cases(shape_ops))
 def test_conformance(case: TestCase) -> None:
     run_case(case)

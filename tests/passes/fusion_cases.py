@@ -44,6 +44,25 @@ def build(nodes: list[onnx.NodeProto], inputs: Mapping[str, list[int]], outputs:
     return ge_core.load_onnx(model.SerializeToString())
 
 
+def conv_then(ops: list[onnx.NodeProto], consts: Mapping[str, np.ndarray], bias: bool = True,
+              outputs: tuple[str, ...] = ("y",)) -> Graph:
+    """x -> Conv(w[, b]) named 'conv' (4 output channels, 5x5) -> ops."""
+    inits = {"w": rand(4, 3, 3, 3), **({"b": rand(4)} if bias else {}), **consts}
+    return build([node("Conv", ["x", "w", "b"] if bias else ["x", "w"], "conv", pads=[1, 1, 1, 1]), *ops],
+                 {"x": [1, 3, 5, 5]}, list(outputs), inits)
+
+
+# What the folds (BatchNormalization, Mul/Add) leave of conv_then(<scale and shift>, Relu): one Conv and the Relu.
+FOLDED_CONV_RELU = (
+    "graph g (%x: f32[1,3,5,5]) {\n"
+    "  const %conv.weight: f32[4,3,3,3]\n"
+    "  const %conv.bias: f32[4]\n"
+    "  %conv = Conv(%x, %conv.weight, %conv.bias) {pads=[1, 1, 1, 1]} : f32[1,4,5,5]\n"
+    "  %y = Relu(%conv) : f32[1,4,5,5]\n"
+    "  return %y\n"
+    "}")
+
+
 def run_observed(pass_: GraphPass, graph: Graph) -> tuple[PassResult, str, Outputs, Outputs]:
     """Run the pass on `graph` (in place) on seed-0 random feeds; check verify() and that the interface stays.
     Returns the result, the graph's text from before, and the outputs from before and after."""
@@ -70,6 +89,19 @@ def run_checked(pass_: GraphPass, graph: Graph, tol: float = TOLERANCE) -> PassR
         assert (d.fused_node is not None) == d.accepted
         if d.accepted:  # in the graph, or inside a node a later round of the same pass fused further
             assert d.fused_node in fused_names(graph), d
+    return result
+
+
+def run_fold_checked(pass_: GraphPass, graph: Graph, tol: float = 1e-5) -> PassResult:
+    """Run a fold (no decisions); check verify(), the interface, numerics within `tol`, and that changed=False
+    means untouched: the same text and the very same numbers (inf and nan included)."""
+    result, text, want, got = run_observed(pass_, graph)
+    if result.changed:
+        errors = {t: relative_error(got[t], want[t]) for t in want}
+        assert max(errors.values()) <= tol, errors
+        assert graph.to_text() != text
+    else:
+        assert graph.to_text() == text and all(np.array_equal(got[t], want[t], equal_nan=True) for t in want)
     return result
 
 

@@ -15,9 +15,8 @@ from ge_core.passes.cleanup.constant_folding import ConstantFoldingPass
 from ge_core.passes.cleanup.fold_batchnorm import BatchNormFoldPass
 from ge_core.passes.cleanup.noop_elimination import NoOpEliminationPass
 from ge_core.passes.infra.base import PassResult
-from ge_core.passes.infra.instruments import relative_error
 from ge_core.samples.registry import get_sample, sample_bytes
-from tests.passes.fusion_cases import build, node, run_observed
+from tests.passes.fusion_cases import FOLDED_CONV_RELU, build, conv_then, node, run_fold_checked
 
 RNG = np.random.default_rng(0)
 
@@ -36,35 +35,15 @@ def bn(x: str, out: str, prefix: str = "bn", **attrs: Any) -> onnx.NodeProto:
 
 
 def run_checked(graph: Graph, tol: float = 1e-5) -> PassResult:
-    """Run the pass; check verify(), the interface, numerics, and that changed=False means untouched."""
-    result, text, want, got = run_observed(BatchNormFoldPass(), graph)
-    errors = {t: relative_error(got[t], want[t]) for t in want}
-    assert max(errors.values()) <= tol, errors
-    assert (graph.to_text() != text) == result.changed
-    return result
-
-
-def conv_bn_graph(bias: bool = True) -> Graph:
-    inits = {"w": rand(4, 3, 3, 3), **bn_params("bn", 4)}
-    if bias:
-        inits["b"] = rand(4)
-    return build([node("Conv", ["x", "w", "b"] if bias else ["x", "w"], "conv", pads=[1, 1, 1, 1]),
-                  bn("conv", "bn"), node("Relu", ["bn"], "y")], {"x": [1, 3, 5, 5]}, ["y"], inits)
+    return run_fold_checked(BatchNormFoldPass(), graph, tol)
 
 
 def test_conv_bn_golden_and_weights() -> None:
-    g = conv_bn_graph()
+    g = conv_then([bn("conv", "bn"), node("Relu", ["bn"], "y")], bn_params("bn", 4))
     w, b = g.constants["w"], g.constants["b"]
     s_, b_, m_, v_ = (g.constants[f"bn.{k}"].astype(np.float64) for k in "sbmv")
     result = run_checked(g)
-    assert g.to_text() == (
-        "graph g (%x: f32[1,3,5,5]) {\n"
-        "  const %conv.weight: f32[4,3,3,3]\n"
-        "  const %conv.bias: f32[4]\n"
-        "  %conv = Conv(%x, %conv.weight, %conv.bias) {pads=[1, 1, 1, 1]} : f32[1,4,5,5]\n"
-        "  %y = Relu(%conv) : f32[1,4,5,5]\n"
-        "  return %y\n"
-        "}")
+    assert g.to_text() == FOLDED_CONV_RELU
     s = s_ / np.sqrt(v_ + 1e-5)
     np.testing.assert_allclose(g.constants["conv.weight"], w * s[:, None, None, None], rtol=1e-6)
     np.testing.assert_allclose(g.constants["conv.bias"], (b - m_) * s + b_, rtol=1e-6, atol=1e-6)

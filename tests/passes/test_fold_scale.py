@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 import numpy as np
-import onnx
 import pytest
 
 import ge_core
@@ -19,7 +16,7 @@ from ge_core.passes.cleanup.noop_elimination import NoOpEliminationPass
 from ge_core.passes.infra.base import PassResult
 from ge_core.passes.infra.instruments import relative_error
 from ge_core.samples.registry import get_sample, sample_bytes
-from tests.passes.fusion_cases import build, node, run_observed
+from tests.passes.fusion_cases import FOLDED_CONV_RELU, build, conv_then, node, run_fold_checked
 
 RNG = np.random.default_rng(0)
 
@@ -29,23 +26,7 @@ def rand(*shape: int) -> np.ndarray:
 
 
 def run_checked(graph: Graph, tol: float = 1e-5) -> PassResult:
-    """Run the pass; check verify(), the interface, numerics, and that changed=False means untouched."""
-    result, text, want, got = run_observed(ScaleFoldPass(), graph)
-    if result.changed:
-        errors = {t: relative_error(got[t], want[t]) for t in want}
-        assert max(errors.values()) <= tol, errors
-        assert graph.to_text() != text
-    else:  # untouched: the very same numbers (inf and nan included)
-        assert graph.to_text() == text and all(np.array_equal(got[t], want[t], equal_nan=True) for t in want)
-    return result
-
-
-def conv_then(ops: list[onnx.NodeProto], consts: Mapping[str, np.ndarray], bias: bool = True,
-              outputs: tuple[str, ...] = ("y",)) -> Graph:
-    """x -> Conv(w[, b]) named 'conv' (4 output channels, 5x5) -> ops."""
-    inits = {"w": rand(4, 3, 3, 3), **({"b": rand(4)} if bias else {}), **consts}
-    return build([node("Conv", ["x", "w", "b"] if bias else ["x", "w"], "conv", pads=[1, 1, 1, 1]), *ops],
-                 {"x": [1, 3, 5, 5]}, list(outputs), inits)
+    return run_fold_checked(ScaleFoldPass(), graph, tol)
 
 
 def test_conv_mul_add_chain_golden_and_weights() -> None:
@@ -53,14 +34,7 @@ def test_conv_mul_add_chain_golden_and_weights() -> None:
                    node("Relu", ["shifted"], "y")], {"k": rand(1, 4, 1, 1), "t": rand(4, 1, 1)})
     w, b, k, t = (g.constants[n].astype(np.float64) for n in ("w", "b", "k", "t"))
     result = run_checked(g)
-    assert g.to_text() == (
-        "graph g (%x: f32[1,3,5,5]) {\n"
-        "  const %conv.weight: f32[4,3,3,3]\n"
-        "  const %conv.bias: f32[4]\n"
-        "  %conv = Conv(%x, %conv.weight, %conv.bias) {pads=[1, 1, 1, 1]} : f32[1,4,5,5]\n"
-        "  %y = Relu(%conv) : f32[1,4,5,5]\n"
-        "  return %y\n"
-        "}")
+    assert g.to_text() == FOLDED_CONV_RELU
     np.testing.assert_allclose(g.constants["conv.weight"], w * k.reshape(4, 1, 1, 1), rtol=1e-6)
     np.testing.assert_allclose(g.constants["conv.bias"], b * k.reshape(4) + t.reshape(4), rtol=1e-6)
     assert result.notes == ("folded 2 constant scale/shift op(s) into the weights before them "

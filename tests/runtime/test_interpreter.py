@@ -11,32 +11,14 @@ import pytest
 
 import ge_core
 from ge_core.errors import GEError
-from ge_core.ir import Graph, Node, TensorDesc
+from ge_core.ir import Graph, Node
 from ge_core.ir.fusion import fuse
 from ge_core.ops import REGISTRY, OpDef, OpRegistry, blas
 from ge_core.runtime import ArenaExecutor, Executor, Interpreter
 from ge_core.runtime.interpreter import Env
 from ge_core.samples import calibrate
 from ge_core.samples.registry import SAMPLE_DIR, sample_bytes
-
-
-def f32(*shape: int) -> TensorDesc:
-    return TensorDesc(shape, "float32")
-
-
-def diamond() -> Graph:
-    """y = exp((sigmoid(relu(x)) + tanh(relu(x))) * 0.5)."""
-    g = Graph("g")
-    g.add_input("x", f32(2, 4))
-    g.add_constant("k", np.full((4,), 0.5, np.float32))
-    g.add_node("Relu", ["x"], ["a"], name="relu", descs=[f32(2, 4)])
-    g.add_node("Sigmoid", ["a"], ["b"], name="sig", descs=[f32(2, 4)])
-    g.add_node("Tanh", ["a"], ["c"], name="tanh", descs=[f32(2, 4)])
-    g.add_node("Add", ["b", "c"], ["d"], name="add", descs=[f32(2, 4)])
-    g.add_node("Mul", ["d", "k"], ["e"], name="mul", descs=[f32(2, 4)])
-    g.add_node("Exp", ["e"], ["y"], name="exp", descs=[f32(2, 4)])
-    g.set_outputs(["y"])
-    return g
+from tests.ir.graphs import diamond
 
 
 def nested_fused() -> Graph:

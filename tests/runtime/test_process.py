@@ -45,9 +45,11 @@ def test_importing_and_running_change_no_process_state() -> None:
     state = _probe("plain")
     assert state["env"] == []
     assert state["malloc_set"] == 0  # mallopt never called
-    assert state["blas_set"] == 0  # OpenBLAS's thread count never set
     threads = state["threads"]
     assert isinstance(threads, list) and threads[0] == threads[1]
+    # OpenBLAS's count is never changed for good: the only call is calibrating a sample's batch norms on one
+    # thread (samples/calibrate.py), which puts numpy's count back when it ends (an empty cache, as in CI)
+    assert state["blas_set"] in (0, threads[0])
     assert state["openmp"] is False  # no OpenMP runtime loaded: the kernels run on the calling thread
 
 

@@ -15,6 +15,7 @@ from ge_core.ir.tensor import TensorDesc
 from ge_core.ops import REGISTRY, Category
 from ge_core.viz import category_legend, graph_to_dot
 from ge_core.viz.dot import CATEGORY_COLOURS, UNDEFINED_TEXT, UNSUPPORTED_FILL, shorten
+from tests.viz.graphs import chain
 
 F32 = "float32"
 NODE_LINE = re.compile(r"^  ((?:op|in|out)_[0-9a-f]{12}(?:_\d+)?) \[label=<(.*)>, (.*)\]$")
@@ -33,15 +34,6 @@ def conv_graph() -> Graph:
     g.add_node("Conv", ["x", "w", "b"], ["y"], {"pads": [1, 1, 1, 1]}, name="conv1", descs=[desc(1, 4, 8, 8)])
     g.add_node("Relu", ["y"], ["z"], name="relu1", descs=[desc(1, 4, 8, 8)])
     g.set_outputs(["z"])
-    return g
-
-
-def chain(n: int) -> Graph:
-    g = Graph("chain")
-    g.add_input("t0", desc(1, 4))
-    for i in range(n):
-        g.add_node("Relu", [f"t{i}"], [f"t{i + 1}"], name=f"relu{i}", descs=[desc(1, 4)])
-    g.set_outputs([f"t{n}"])
     return g
 
 

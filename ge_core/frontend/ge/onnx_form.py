@@ -24,6 +24,7 @@ from ge_core.frontend.ge.attrs import set_attr
 from ge_core.frontend.ge.ge_types import format_number
 from ge_core.frontend.ge.proto_reader import OPDEF_FIELDS
 from ge_core.frontend.ge.vendor import ge_ir_pb2 as pb
+from ge_core.frontend.onnx_reader import decoded
 
 GE_PREFIX = "ge:"
 SUBGRAPH_TYPE = "subgraph"
@@ -73,13 +74,13 @@ def _op(node: onnx.NodeProto, op: pb.OpDef, what: str) -> None:
         if name in OPDEF_FIELDS:
             _set_field(op, name, value)
         elif name == "subgraph_name":  # our writer links subgraphs so (GE's ONNX dump does not link them)
-            op.subgraph_name.extend(_plain(value))
+            op.subgraph_name.extend(decoded(value))
         elif (match := _DESC_KEY.match(name)) and int(match.group(3)) < len(descs[match.group(1)]):
             _set_desc_field(descs[match.group(1)][int(match.group(3))], match.group(2), attr)
         elif (match := _DESC_JSON.match(name)) and int(match.group(2)) < len(descs[match.group(1)]):
             _set_desc_json(descs[match.group(1)][int(match.group(2))], value)
         else:
-            set_attr(op.attr[name], _plain(value))
+            set_attr(op.attr[name], decoded(value))
     op.input_desc.extend(descs["input"])
     op.output_desc.extend(descs["output"])
 
@@ -97,14 +98,14 @@ def _tensor_attrs(attrs: dict[str, AttributeProto], op: pb.OpDef) -> set[str]:
         base = name.removesuffix("_desc_dtype")
         tensor = op.attr[base].t
         value = {part: attrs[base + part] for part in _TENSOR_PARTS if base + part in attrs}
-        dtype = _plain(onnx.helper.get_attribute_value(value["_desc_dtype"]))
+        dtype = decoded(onnx.helper.get_attribute_value(value["_desc_dtype"]))
         tensor.desc.dtype = pb.DataType.Value(dtype) if dtype in _DTYPE_NAMES else pb.DT_UNDEFINED
         if "_desc_shape" in value:
             tensor.desc.shape.dim.extend(value["_desc_shape"].ints)
         if "_desc_layout" in value:
-            tensor.desc.layout = _plain(value["_desc_layout"].s)
+            tensor.desc.layout = decoded(value["_desc_layout"].s)
         if "_desc_device_type" in value:
-            tensor.desc.device_type = _plain(value["_desc_device_type"].s)
+            tensor.desc.device_type = decoded(value["_desc_device_type"].s)
         if "_data" in value:
             tensor.data = value["_data"].s
         used |= {base + part for part in value}
@@ -124,11 +125,11 @@ def _set_field(op: pb.OpDef, name: str, value: Any) -> None:
     elif name == "is_input_const":
         op.is_input_const.extend(bool(v) for v in value)
     else:
-        getattr(op, name).extend(_plain(v) for v in value)
+        getattr(op, name).extend(decoded(v) for v in value)
 
 
 def _set_desc_field(desc: pb.TensorDescriptor, field: str, attr: AttributeProto) -> None:
-    value = _plain(onnx.helper.get_attribute_value(attr))
+    value = decoded(onnx.helper.get_attribute_value(attr))
     if field == "dtype":
         desc.dtype = pb.DataType.Value(value) if value in _DTYPE_NAMES else pb.DT_UNDEFINED
     elif field == "shape":
@@ -161,7 +162,7 @@ def _set_desc_field(desc: pb.TensorDescriptor, field: str, attr: AttributeProto)
 
 def _set_desc_json(desc: pb.TensorDescriptor, text: Any) -> None:
     try:
-        data = json.loads(_plain(text))
+        data = json.loads(decoded(text))
     except (ValueError, TypeError):
         return
     if not isinstance(data, dict):
@@ -172,11 +173,3 @@ def _set_desc_json(desc: pb.TensorDescriptor, text: Any) -> None:
         if attr is not None and key in ("dtype", "shape", "layout", "origin_layout", "origin_shape",
                                         "origin_dtype", "size", "data_offset", "real_dim_cnt", "device_type"):
             _set_desc_field(desc, key, attr)
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, bytes):
-        return value.decode("utf-8", "replace")
-    if isinstance(value, list):
-        return [_plain(v) for v in value]
-    return value

@@ -4,6 +4,7 @@ one graph give the same GE Graph."""
 from __future__ import annotations
 
 import io
+from collections.abc import Callable
 
 import numpy as np
 import pytest
@@ -15,20 +16,21 @@ from ge_core.ir.graph import Graph
 from tests.frontend.ge.helpers import compiled_npu, signature
 
 
-def _proto(graph: Graph, level: int) -> Graph:
+def _read_back(graph: Graph, level: int, write: Callable[..., int], file_name: str) -> Graph:
+    """`graph` written by `write` at `level`, read back from a file named as GE names that form's dumps."""
     out = io.StringIO()
-    write_ge_proto(graph, out, level=level)
-    result = read_ge_file(out.getvalue().encode(), "ge_proto_00000000_graph_1_Build.txt")
+    write(graph, out, level=level)
+    result = read_ge_file(out.getvalue().encode(), file_name)
     assert result.problems == []
     return result.graph
+
+
+def _proto(graph: Graph, level: int) -> Graph:
+    return _read_back(graph, level, write_ge_proto, "ge_proto_00000000_graph_1_Build.txt")
 
 
 def _onnx(graph: Graph, level: int) -> Graph:
-    out = io.StringIO()
-    write_ge_onnx(graph, out, level=level)
-    result = read_ge_file(out.getvalue().encode(), "ge_onnx_00000000_graph_1_Build.pbtxt")
-    assert result.problems == []
-    return result.graph
+    return _read_back(graph, level, write_ge_onnx, "ge_onnx_00000000_graph_1_Build.pbtxt")
 
 
 @pytest.mark.parametrize("stage", ["input", "build"])

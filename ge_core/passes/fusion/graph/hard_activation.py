@@ -32,14 +32,21 @@ def _values(graph: Graph, match: Match) -> dict[str, float] | str:
     return values
 
 
-def _hard_sigmoid_ok(graph: Graph, match: Match) -> str | None:
-    """Clip(x * a + b, 0, 1), or Clip(x + b, 0, u) / u: both are HardSigmoid."""
+def _values_and_bounds(graph: Graph, match: Match) -> tuple[dict[str, float], tuple[float, float]] | str:
+    """The pattern's constants (_values) and the Clip's bounds, or why not."""
     values = _values(graph, match)
     if isinstance(values, str):
         return values
     bounds = clip_bounds(graph, match.node("clip"))
-    if isinstance(bounds, str):
-        return bounds
+    return bounds if isinstance(bounds, str) else (values, bounds)
+
+
+def _hard_sigmoid_ok(graph: Graph, match: Match) -> str | None:
+    """Clip(x * a + b, 0, 1), or Clip(x + b, 0, u) / u: both are HardSigmoid."""
+    found = _values_and_bounds(graph, match)
+    if isinstance(found, str):
+        return found
+    values, bounds = found
     if "divisor" not in values:
         return None if bounds == (0.0, 1.0) else f"Clip bounds [{bounds[0]:g}, {bounds[1]:g}] are not [0, 1]"
     if bounds[0] != 0.0 or not 0.0 < bounds[1] < float("inf"):
@@ -68,12 +75,10 @@ def _hard_swish_ok(graph: Graph, match: Match) -> str | None:
         if not (near(alpha, 1 / 6) and near(beta, 0.5)):
             return f"HardSigmoid alpha={alpha:g} beta={beta:g} are not HardSwish's 1/6 and 0.5"
         return None
-    values = _values(graph, match)
-    if isinstance(values, str):
-        return values
-    bounds = clip_bounds(graph, match.node("clip"))
-    if isinstance(bounds, str):
-        return bounds
+    found = _values_and_bounds(graph, match)
+    if isinstance(found, str):
+        return found
+    values, bounds = found
     if values["three"] != 3.0 or bounds != (0.0, 6.0) or not near(values["divisor"], 6.0):
         return (f"x * Clip(x + {values['three']:g}, {bounds[0]:g}, {bounds[1]:g}) / {values['divisor']:g} is not "
                 "x * Clip(x + 3, 0, 6) / 6")
