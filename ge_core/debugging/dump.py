@@ -6,6 +6,12 @@ Explorer's graph JSON per step.
     002_OptimizeOriginalGraph_constant_folding.txt / .json / .onnx / .me.json
     ...
 
+Which steps: `stages`, as GE's DUMP_GRAPH_LEVEL (ge_stages.wanted): "1" every pass (the default here, and the
+Passes page's zip), "2" GE's default (the graph as imported, the end of AfterInfershape and of
+OptimizeOriginalGraph, and Build, the final graph), "3" Build only, "4" PreRunBegin only, or "A|B" for the
+steps whose GE stage names contain A or B. The text and JSON files are streamed a node at a time (the JSON one
+node a line, each encoded by json's C encoder).
+
 The .onnx file is written only while every node is a standard ONNX op (`is_standard`); it opens in
 Netron or ONNX Runtime. The text header says whether it was written and, if not, why. The .me.json file
 opens in Model Explorer (`model-explorer 003_....me.json`, or its "Select models" button): the graph after
@@ -22,9 +28,11 @@ import zipfile
 from pathlib import Path
 
 from ge_core.compiler import CompiledModel
+from ge_core.debugging.ge_stages import points
 from ge_core.errors import GEError
 from ge_core.frontend.onnx_export import is_standard, nonstandard_nodes, to_onnx
 from ge_core.ir.graph import Graph
+from ge_core.ir.text import graph_json_chunks, graph_text_lines
 from ge_core.passes.infra.base import Stage
 from ge_core.passes.infra.instruments import PassRecord
 from ge_core.passes.infra.pipeline import all_passes
@@ -34,8 +42,9 @@ CANVAS_SUFFIX = ".me.json"  # Model Explorer's graph JSON (a GraphCollection)
 
 
 def write_dumps(compiled: CompiledModel, directory: str | Path, *, onnx: bool = True,
-                canvas: bool = True) -> list[Path]:
-    """Write the input graph and the graph after every pass; returns the files written, in order.
+                canvas: bool = True, stages: str = "1") -> list[Path]:
+    """Write the input graph and the graph after each pass `stages` selects (every pass by default); returns
+    the files written, in order.
 
     `onnx=False` leaves out the .onnx files: each holds the model's weights, too big to zip per pass for
     a large model. `canvas=False` leaves out the Model Explorer files."""
@@ -43,19 +52,21 @@ def write_dumps(compiled: CompiledModel, directory: str | Path, *, onnx: bool = 
     folder.mkdir(parents=True, exist_ok=True)
     # Unchanged passes share one snapshot: export it once. None: no ONNX files at all.
     onnx_cache: dict[int, bytes | str] | None = {} if onnx else None
-    first = f"000_{Stage.PRE_RUN_BEGIN}_input"
-    written = _write(folder, first, compiled.input_graph,
-                     [f"# stage {Stage.PRE_RUN_BEGIN}: the graph as imported", f"# nodes {len(compiled.input_graph)}"],
-                     onnx_cache)
-    if canvas:
-        written.append(_write_canvas(folder / f"{first}{CANVAS_SUFFIX}",
-                                     snapshot_json(compiled.input_graph, first, f"{first}: as imported")))
-    for i, record in enumerate(compiled.records):
-        graph = record.snapshot if record.snapshot is not None else compiled.graph
-        stem = record_stem(record)
-        written += _write(folder, stem, graph, _header(record), onnx_cache)
+    written: list[Path] = []
+    for point in points(compiled):
+        if stages.strip() != "1" and not point.wanted(stages):
+            continue
+        if point.record < 0:
+            stem = f"000_{Stage.PRE_RUN_BEGIN}_input"
+            header = [f"# stage {Stage.PRE_RUN_BEGIN}: the graph as imported", f"# nodes {len(point.graph)}"]
+        else:
+            stem = record_stem(compiled.records[point.record])
+            header = [*_header(compiled.records[point.record]), f"# GE stage names: {', '.join(point.names)}"]
+        written += _write(folder, stem, point.graph, header, onnx_cache)
         if canvas:
-            written.append(_write_canvas(folder / f"{stem}{CANVAS_SUFFIX}", canvas_json(compiled, i)))
+            collection = (snapshot_json(point.graph, stem, f"{stem}: as imported") if point.record < 0
+                          else canvas_json(compiled, point.record))
+            written.append(_write_canvas(folder / f"{stem}{CANVAS_SUFFIX}", collection))
     if any(r.decisions for r in compiled.records):
         path = folder / "fusion_result.json"
         path.write_text(fusion_result_text(compiled.records), encoding="utf-8")
@@ -72,7 +83,7 @@ def dump_zip(compiled: CompiledModel, folder_name: str = "dumps", *, onnx: bool 
     """The dumps of `write_dumps` plus the compile report, as one zip built in a private temporary folder
     (never a path a user chose); every entry sits under `folder_name/`."""
     with tempfile.TemporaryDirectory(prefix="ge_dump_") as tmp:
-        files = write_dumps(compiled, tmp, onnx=onnx)
+        files = write_dumps(compiled, tmp, onnx=onnx, stages="1")
         buffer = io.BytesIO()
         with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
             for path in files:
@@ -134,8 +145,11 @@ def _write(folder: Path, stem: str, graph: Graph, header: list[str],
             onnx_cache[id(graph)] = _onnx_bytes(graph)
         model = onnx_cache[id(graph)]
     note = f"# onnx {onnx_path.name}" if isinstance(model, bytes) else f"# onnx not written: {model}"
-    text_path.write_text("\n".join([*header, note]) + "\n" + graph.to_text() + "\n", encoding="utf-8")
-    json_path.write_text(json.dumps(graph.to_json(), indent=1), encoding="utf-8")
+    with text_path.open("w", encoding="utf-8", buffering=1 << 20) as out:
+        out.write("\n".join([*header, note]) + "\n")
+        out.writelines(f"{line}\n" for line in graph_text_lines(graph))
+    with json_path.open("w", encoding="utf-8", buffering=1 << 20) as out:
+        out.writelines(graph_json_chunks(graph))
     if not isinstance(model, bytes):
         return [text_path, json_path]
     onnx_path.write_bytes(model)
