@@ -18,6 +18,7 @@ from ge_core.ir.graph import Graph
 from ge_core.passes.infra.base import PassResult, Stage, snake_name
 from ge_core.passes.infra.manager import PipelineStep
 from ge_core.samples.registry import sample_bytes
+from ge_core.viz.canvas_export import canvas_json
 
 STAGES = list(Stage)
 
@@ -118,6 +119,19 @@ def test_cli_compile_dumps_ges_default_stages_by_default(tmp_path: Path) -> None
     assert stems(tmp_path / "named") == [want[0], *(s for s in expected_stems(compiled) if s.endswith("_cse"))]
     text = (tmp_path / "default" / f"{want[-1]}.txt").read_text()
     assert "# GE stage names: PreRunAfterOptimize2_UbFusionPass, PreRunAfterOptimize2, Build" in text
+
+
+def test_a_step_that_changed_nothing_gets_the_same_model_explorer_file_as_built(tmp_path: Path) -> None:
+    """Such a file is copied from the graph's earlier one under the step's id and label: it must read exactly as
+    canvas_json builds it."""
+    compiled = ge_core.compile(sample_bytes("conv_bn_relu"), opt_level="O3")
+    write_dumps(compiled, tmp_path)
+    quiet = [i for i, r in enumerate(compiled.records[:-1]) if not r.changed and not r.decisions]
+    assert len(quiet) >= 2
+    for i in quiet:
+        stem = f"{compiled.records[i].index:03d}_{compiled.records[i].stage}_{snake_name(compiled.records[i].name)}"
+        written = json.loads((tmp_path / f"{stem}{CANVAS_SUFFIX}").read_text())
+        assert written == json.loads(json.dumps(canvas_json(compiled, i))), stem
 
 
 @dataclass(frozen=True)

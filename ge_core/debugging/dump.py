@@ -23,8 +23,10 @@ from __future__ import annotations
 
 import io
 import json
+import shutil
 import tempfile
 import zipfile
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ge_core.compiler import CompiledModel
@@ -50,8 +52,9 @@ def write_dumps(compiled: CompiledModel, directory: str | Path, *, onnx: bool = 
     a large model. `canvas=False` leaves out the Model Explorer files."""
     folder = Path(directory)
     folder.mkdir(parents=True, exist_ok=True)
-    # Unchanged passes share one snapshot: export it once. None: no ONNX files at all.
-    onnx_cache: dict[int, bytes | str] | None = {} if onnx else None
+    # Unchanged passes share one snapshot: its files are written once, then copied. onnx False: no ONNX files.
+    done: dict[int, _Files] = {}
+    plain: dict[tuple[int, int], tuple[Path, str, str]] = {}  # a snapshot's unmarked Model Explorer file
     written: list[Path] = []
     for point in points(compiled):
         if stages.strip() != "1" and not point.wanted(stages):
@@ -62,16 +65,38 @@ def write_dumps(compiled: CompiledModel, directory: str | Path, *, onnx: bool = 
         else:
             stem = record_stem(compiled.records[point.record])
             header = [*_header(compiled.records[point.record]), f"# GE stage names: {', '.join(point.names)}"]
-        written += _write(folder, stem, point.graph, header, onnx_cache)
+        written += _write(folder, stem, point.graph, header, done, onnx)
         if canvas:
-            collection = (snapshot_json(point.graph, stem, f"{stem}: as imported") if point.record < 0
-                          else canvas_json(compiled, point.record))
-            written.append(_write_canvas(folder / f"{stem}{CANVAS_SUFFIX}", collection))
+            written.append(_canvas_file(compiled, point.record, point.graph, folder / f"{stem}{CANVAS_SUFFIX}",
+                                        plain))
     if any(r.decisions for r in compiled.records):
         path = folder / "fusion_result.json"
         path.write_text(fusion_result_text(compiled.records), encoding="utf-8")
         written.append(path)
     return written
+
+
+def _canvas_file(compiled: CompiledModel, index: int, graph: Graph, path: Path,
+                 plain: dict[tuple[int, int], tuple[Path, str, str]]) -> Path:
+    """The step's Model Explorer file. A step that left the graph as it was and decided nothing marks nothing:
+    its file is the graph's earlier unmarked one under the step's own id and label (a 30,000-node file costs
+    seconds to build and encode, a copy a fraction of one)."""
+    records = compiled.records
+    record = records[index] if index >= 0 else None
+    unmarked = record is None or (not record.changed and not record.decisions and index < len(records) - 1)
+    stem = path.name.removesuffix(CANVAS_SUFFIX)
+    label = f"{stem}: as imported" if record is None else f"{graph.name}: after {record.name}"
+    key = (id(graph), sum(len(r.decisions) for r in records[:index + 1]))  # the fusion groups so far
+    if unmarked and key in plain:
+        earlier, old_stem, old_label = plain[key]
+        data = earlier.read_bytes().replace(json.dumps(old_label).encode(), json.dumps(label).encode())
+        data = data.replace(f'"{old_stem}"'.encode(), f'"{stem}"'.encode())
+        path.write_bytes(data.replace(f'"{old_stem}/'.encode(), f'"{stem}/'.encode()))
+        return path
+    collection = snapshot_json(graph, stem, label) if record is None else canvas_json(compiled, index)
+    if unmarked:
+        plain[key] = (path, stem, label)
+    return _write_canvas(path, collection)
 
 
 def _write_canvas(path: Path, collection: dict[str, object]) -> Path:
@@ -135,25 +160,46 @@ def _header(record: PassRecord) -> list[str]:
     return lines
 
 
-def _write(folder: Path, stem: str, graph: Graph, header: list[str],
-           onnx_cache: dict[int, bytes | str] | None) -> list[Path]:
+@dataclass(frozen=True)
+class _Files:
+    """A snapshot's files written once: its text (the graph from byte `body` on), JSON, ONNX (or why none)."""
+
+    text: Path
+    body: int
+    json: Path
+    onnx: Path | str
+
+
+def _write(folder: Path, stem: str, graph: Graph, header: list[str], done: dict[int, _Files],
+           onnx: bool) -> list[Path]:
     text_path, json_path, onnx_path = folder / f"{stem}.txt", folder / f"{stem}.json", folder / f"{stem}.onnx"
-    if onnx_cache is None:
-        model: bytes | str = "not asked for in this dump"
-    else:
-        if id(graph) not in onnx_cache:
-            onnx_cache[id(graph)] = _onnx_bytes(graph)
-        model = onnx_cache[id(graph)]
-    note = f"# onnx {onnx_path.name}" if isinstance(model, bytes) else f"# onnx not written: {model}"
+    first = done.get(id(graph))
+    if first is None:
+        model = _onnx_bytes(graph) if onnx else "not asked for in this dump"
+        if isinstance(model, bytes):
+            onnx_path.write_bytes(model)
+        first = _Files(text_path, 0, json_path, onnx_path if isinstance(model, bytes) else model)
+    elif isinstance(first.onnx, Path):
+        shutil.copyfile(first.onnx, onnx_path)
+    note = f"# onnx {onnx_path.name}" if isinstance(first.onnx, Path) else f"# onnx not written: {first.onnx}"
     with text_path.open("w", encoding="utf-8", buffering=1 << 20) as out:
         out.write("\n".join([*header, note]) + "\n")
-        out.writelines(f"{line}\n" for line in graph_text_lines(graph))
-    with json_path.open("w", encoding="utf-8", buffering=1 << 20) as out:
-        out.writelines(graph_json_chunks(graph))
-    if not isinstance(model, bytes):
-        return [text_path, json_path]
-    onnx_path.write_bytes(model)
-    return [text_path, json_path, onnx_path]
+        if id(graph) in done:  # the same snapshot as an earlier step: its graph text, copied
+            with first.text.open("rb") as earlier:
+                earlier.seek(first.body)
+                out.flush()
+                shutil.copyfileobj(earlier, out.buffer)
+        else:
+            out.flush()
+            first = replace(first, body=out.buffer.tell())
+            out.writelines(f"{line}\n" for line in graph_text_lines(graph))
+    if id(graph) in done:
+        shutil.copyfile(first.json, json_path)
+    else:
+        with json_path.open("w", encoding="utf-8", buffering=1 << 20) as out:
+            out.writelines(graph_json_chunks(graph))
+        done[id(graph)] = first
+    return [text_path, json_path, *([onnx_path] if isinstance(first.onnx, Path) else [])]
 
 
 def _onnx_bytes(graph: Graph) -> bytes | str:
