@@ -182,17 +182,16 @@ def _write(folder: Path, stem: str, graph: Graph, header: list[str], done: dict[
     elif isinstance(first.onnx, Path):
         shutil.copyfile(first.onnx, onnx_path)
     note = f"# onnx {onnx_path.name}" if isinstance(first.onnx, Path) else f"# onnx not written: {first.onnx}"
-    with text_path.open("w", encoding="utf-8", buffering=1 << 20) as out:
-        out.write("\n".join([*header, note]) + "\n")
+    head = ("\n".join([*header, note]) + "\n").encode("utf-8")
+    with text_path.open("wb", buffering=1 << 20) as out:
+        out.write(head)
         if id(graph) in done:  # the same snapshot as an earlier step: its graph text, copied
             with first.text.open("rb") as earlier:
                 earlier.seek(first.body)
-                out.flush()
-                shutil.copyfileobj(earlier, out.buffer)
+                shutil.copyfileobj(earlier, out)
         else:
-            out.flush()
-            first = replace(first, body=out.buffer.tell())
-            out.writelines(f"{line}\n" for line in graph_text_lines(graph))
+            first = replace(first, body=len(head))
+            out.writelines(f"{line}\n".encode() for line in graph_text_lines(graph))
     if id(graph) in done:
         shutil.copyfile(first.json, json_path)
     else:
