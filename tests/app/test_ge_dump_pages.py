@@ -20,7 +20,7 @@ from workbench_ui.ge_compare_view import GE_PARAM
 from workbench_ui.ge_log_view import PASTE_KEY
 from workbench_ui.graph_canvas import CANVAS_KEY
 from workbench_ui.graph_controls import HIDE_KEY, STEP_KEY
-from workbench_ui.model_picker import SOURCE_KEY
+from workbench_ui.model_picker import SAMPLE_KEY, SOURCE_KEY
 
 DUMP = "ge_resnet50_build"
 PAGES = "app_pages"
@@ -50,6 +50,14 @@ def dump_zip(tmp_path_factory: pytest.TempPathFactory) -> bytes:
         for path in files:
             archive.write(path, f"pid_1_deviceid_0/{path.name}")
     return buffer.getvalue()
+
+
+def test_the_picker_offers_the_dump_samples_last_in_a_group_of_their_own() -> None:
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    options = at.sidebar.selectbox(key=SAMPLE_KEY).options
+    dumps = [o for o in options if o.startswith("GE dump · ")]
+    assert dumps and options[-len(dumps):] == dumps
+    assert "ResNet-50 GE Build dump" in dumps[0]
 
 
 def test_the_model_page_shows_the_dump_with_ges_types() -> None:

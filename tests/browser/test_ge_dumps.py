@@ -81,10 +81,10 @@ def test_a_dump_folder_steps_on_the_graph_page_with_the_diff(server: Server, pag
     expect(page.locator("h3").first).to_contain_text("pid_1_deviceid_0.zip")
     wait_idle(page)
     page.wait_for_selector(CANVAS_READY)
-    first = page.locator("[data-testid='stSelectSlider']").inner_text()
+    first = page.get_by_test_id("stSlider").inner_text()
     page.get_by_role("button", name="▶").click()
     wait_idle(page)
-    expect(page.locator("[data-testid='stSelectSlider']")).not_to_have_text(first)
+    expect(page.get_by_test_id("stSlider")).not_to_have_text(first)
     assert page.locator(EXCEPTION).count() == 0
     panes = pane_nodes(page)
     assert panes is not None and len(panes) == 2  # a changing stage: before | after
