@@ -20,6 +20,8 @@ from workbench_ui.compare_view import (
     show_save_load,
     spec_from_address,
 )
+from workbench_ui.ge_compare_view import GE_TAB, show_beside_ge, wants_ge_tab
+from workbench_ui.ge_dump_view import not_for_dumps
 from workbench_ui.router import sidebar_config
 from workbench_ui.session import require_model
 from workbench_ui.sweep_view import show_sweep_results, sweep_loaded
@@ -33,17 +35,23 @@ INTRO = (
     "side** tab the graphs are aligned by the nodes' original names: pick a node to see where it went in each "
     f"(kept, fused into which node, removed). **{BEST_SAMPLE}** at O1 against O3 on ascend910 shows it best "
     "(the numbers below are the model's on screen). The address holds the comparison and the open tab: share "
-    "it, or save it as JSON (**Save or load**)."
+    "it, or save it as JSON (**Save or load**). **Ours beside GE's** puts our compile next to GE's Build graph "
+    "of the same architecture (a GE dump): kernels, TransData, formats, fused groups."
 )
 
 config = sidebar_config()
 st.title("Compare")
 st.markdown(INTRO)
-side_by_side, sweep = st.tabs([SIDE_BY_SIDE_TAB, SWEEP_TAB], default=SWEEP_TAB if sweep_loaded() else None)
+opened = SWEEP_TAB if sweep_loaded() else GE_TAB if wants_ge_tab() else None
+side_by_side, sweep, beside = st.tabs([SIDE_BY_SIDE_TAB, SWEEP_TAB, GE_TAB], default=opened)
 with sweep:  # first: it needs no model, and a click there switches pages before anything compiles
     show_sweep_results()
+with beside:  # before the tab that stops the page without a model (or with a dump)
+    show_beside_ge(config)
 with side_by_side:
     choice = require_model(config)
+    not_for_dumps(choice, "comparing configurations compiles a model several ways, and a dump is one graph GE "
+                          f"already compiled. The **{GE_TAB}** tab puts it beside our compile of the same model.")
     intro = st.container()  # the intro's numbers, for the comparison below
     spec = spec_from_address(config, model_reference(choice))
     st.subheader(md_escape(choice.title))

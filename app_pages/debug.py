@@ -14,6 +14,7 @@ from workbench_ui.debug_view import (
     show_phases,
     show_reproducer,
 )
+from workbench_ui.ge_dump_view import show_dump_debug
 from workbench_ui.ge_log_view import show_ge_log_section
 from workbench_ui.router import page_start
 from workbench_ui.session import compile_outcome
@@ -27,13 +28,17 @@ INTRO = (
     "failing pass. **Numeric bisection** runs the graph kept after every pass on the same inputs and finds "
     "the first pass whose outputs drift from the imported model's. The **reproducer** zip replays it all "
     "with `python -m ge_core`. **A log from real GE** (ATC, torch_npu, a plog) is read into the chain of "
-    "errors it reports, the first cause on top, each error code in plain words."
+    "errors it reports, the first cause on top, each error code in plain words. With a **GE dump** open, "
+    "the ops and kernels the log names are marked on the dumped graph."
 )
 
 config, choice = page_start("Debug", INTRO)
 st.subheader(md_escape(choice.title))
-overview, body = st.container(), st.container()  # the overview needs the bisection, drawn below it
 outcome = compile_outcome(config)
+if choice.is_ge_dump and outcome.compiled is not None:
+    show_dump_debug(config.cache_key, outcome.compiled, choice.title)
+    st.stop()
+overview, body = st.container(), st.container()  # the overview needs the bisection, drawn below it
 with body:
     st.markdown("#### Numeric bisection")
     tolerance, seed = numerics_controls()

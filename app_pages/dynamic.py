@@ -14,6 +14,7 @@ from workbench_ui.dynamic_view import (
     request_table,
     strategy_table,
 )
+from workbench_ui.ge_dump_view import not_for_dumps
 from workbench_ui.router import sidebar_config
 from workbench_ui.session import require_model
 from workbench_ui.text import md_escape
@@ -24,6 +25,8 @@ INTRO = ("**What am I looking at?** Requests of varying shape played through fou
 config = sidebar_config()
 st.title("Dynamic shapes")
 choice = require_model(config)
+not_for_dumps(choice, "it is one graph GE compiled for fixed shapes, so there is nothing to recompile for other "
+                      "request sizes here. Pick a model in the sidebar to play requests through the strategies.")
 st.subheader(f"{md_escape(choice.title)} at {config.opt_level}")  # as every page names the model on screen
 intro = st.empty()
 intro.markdown(INTRO)  # until the play's numbers replace it

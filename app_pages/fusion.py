@@ -21,9 +21,9 @@ from workbench_ui.fusion_view import (
     show_summary,
     summary_of,
 )
+from workbench_ui.ge_dump_view import heading
 from workbench_ui.ge_fusion_view import show_ge_fusion_result
 from workbench_ui.router import page_start
-from workbench_ui.text import md_escape
 
 INTRO = (
     "**What am I looking at?** Every candidate a fusion pass matched, and what it decided: **applied** (the "
@@ -40,7 +40,7 @@ compiled = compiled_or_stop(config)
 key = config.cache_key
 decisions = decisions_of(key, compiled)
 st.markdown(on_screen(choice.title, config.opt_level, decisions))  # the intro's numbers, for this model
-st.subheader(f"{md_escape(choice.title)} at {config.opt_level}")
+st.subheader(heading(choice, config))
 show_headline(decisions)
 show_summary(summary_of(key, compiled))
 shown = show_filters(decisions)

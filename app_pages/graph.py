@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from workbench_ui.canvas import CANVAS_COLUMNS, CANVAS_HEIGHT
+from workbench_ui.ge_dump_view import heading, no_stages_note
 from workbench_ui.graph_canvas import (
     build_neighbours_ahead,
     panes_ahead,
@@ -25,14 +26,15 @@ INTRO = (
     "format, or a rewired input), and a table of the changes below. Click a node to see its op, attributes "
     "and input/output TensorDescs in the inspector beside the canvas. Big graphs open folded into layers "
     "(name scopes, structural blocks, runs of nodes): double-click a layer to open it. A **fused** node holds the "
-    "ops it replaced: its subgraph button opens its body."
+    "ops it replaced: its subgraph button opens its body. On a **GE dump** the stepper steps GE's dumped "
+    "stages instead (PreRunBegin … Build), and a node GE fused names the ops that went into it."
 )
 
 config, choice = page_start("Graph", INTRO)
 pipeline = pass_records(config)  # stops the page when the compile did not finish
-st.subheader(f"{md_escape(choice.title)} at {config.opt_level}")
+st.subheader(heading(choice, config))
 
-step = pick_step(pipeline.records)
+step = pick_step(pipeline.records, no_stages_note(choice))
 before, after = graphs_at(step, pipeline)
 diff = step_diff(config.cache_key, step, before, after)
 colour = pick_colour(step is not None and step.changed)

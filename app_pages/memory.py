@@ -6,6 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from workbench_ui.analysis import BEST_SAMPLE, compiled_or_stop, selected_node, show_tabs
+from workbench_ui.ge_dump_view import not_for_dumps
 from workbench_ui.memory_view import (
     node_marks,
     on_screen,
@@ -33,6 +34,8 @@ INTRO = (
 )
 
 config, choice = page_start("Memory", INTRO)
+not_for_dumps(choice, "GE planned its memory on the device and the dump does not hold that plan, and the "
+                      "planner here plans graphs compiled here only. Open the model the dump came from to see a plan.")
 compiled = compiled_or_stop(config)
 if compiled.memory is None:
     st.warning(f"This compile has no memory plan: {md_escape(compiled.memory_skipped)} Set every symbolic "

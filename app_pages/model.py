@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from workbench_ui.ge_dump_view import show_dump_facts
 from workbench_ui.router import page_start
 from workbench_ui.sections import show_graph, show_legality, show_load_error, show_summary
 from workbench_ui.session import load_outcome
@@ -16,7 +17,9 @@ INTRO = (
     "Ascend CANN's Graph Engine: operator nodes joined by tensors, each tensor with a shape and dtype "
     "worked out by shape inference. The import runs a **legality check** that lists, all at once, "
     "everything the compiler could not handle (operators without a kernel, shape errors) before any "
-    "compile pass runs. Pick a sample or upload a model in the sidebar."
+    "compile pass runs. Pick a sample or upload a model in the sidebar. A **GE dump** (a graph as real GE "
+    "compiled it: a sample, or an uploaded `ge_proto_*.txt`, `ge_onnx_*.pbtxt` or zipped dump folder) opens "
+    "here too, with GE's op types and TensorDescs."
 )
 
 config, choice = page_start("GE Workbench", INTRO)
@@ -25,7 +28,10 @@ st.subheader(md_escape(choice.title))
 if outcome.result is None or outcome.summary is None:
     show_load_error(outcome)
 else:
-    show_legality(outcome.summary)
+    if outcome.dump is not None:
+        show_dump_facts(choice.key, outcome.dump)
+    else:
+        show_legality(outcome.summary)
     show_summary(outcome.summary)
     show_graph((choice.key, config.input_shapes), outcome.result.graph)  # the canvas, then the text form
 show_torch_origins(outcome)  # a model captured from PyTorch: where each node came from

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from workbench_ui.ge_dump_view import heading, show_dump_stages
 from workbench_ui.passes_view import (
     show_dump_download,
     show_headline,
@@ -29,7 +30,8 @@ if outcome.compiled is None:
     show_compile_failure(outcome)
     st.stop()
 compiled = outcome.compiled
-st.subheader(f"{choice.title} at {config.opt_level}")
+st.subheader(heading(choice, config))
+show_dump_stages(choice, compiled)  # a GE dump: its stages, and why no pass can be switched here (stops)
 show_headline(compiled, config.disabled)
 st.caption(compile_note(compiled))
 show_pipeline_table(compiled)

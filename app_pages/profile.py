@@ -6,6 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from workbench_ui.analysis import BEST_SAMPLE, compiled_or_stop, selected_node, show_tabs
+from workbench_ui.ge_dump_view import NO_RUN, costed, for_models_only, heading, show_unpriced
 from workbench_ui.measured_view import show_measured
 from workbench_ui.profile_view import (
     default_precision,
@@ -47,19 +48,20 @@ if target is not config:
 compiled = compiled_or_stop(target)
 key = target.cache_key
 intro = st.container()  # the intro's numbers, for the precision mode picked below
-st.subheader(f"{md_escape(choice.title)} at {target.opt_level} on {md_escape(target.hardware.label)}")
+st.subheader(f"{heading(choice, target)} on {md_escape(target.hardware.label)}")
 precision = pick_precision(default_precision(compiled))
-result, ops, summary = simulated(key, compiled, precision)
+result, ops, summary = simulated(key, costed(key, compiled), precision)  # a GE dump: its ops mapped to ours
 intro.markdown(on_screen(choice.title, summary, ops))
 show_headline(summary)
 show_trust(result.profile)
+show_unpriced(key, compiled)
 node = selected_node(compiled.graph)
 show_tabs({  # only the open tab's section runs
     "Operators": lambda: show_operators(result, ops),
     "Timeline per unit": lambda: show_timeline(result, node, summary),
     "Roofline": lambda: show_roofline(result, node),
     "On the graph": lambda: show_graph(key, compiled, result, precision, node),
-    "NPU vs CPU": lambda: show_numbers(key, compiled, result, precision),
+    "NPU vs CPU": for_models_only(choice, NO_RUN, lambda: show_numbers(key, compiled, result, precision)),
     "Measured vs simulated": lambda: show_measured(key, compiled, result, node, choice.title),
     "Downloads and profile": lambda: show_files(compiled, result, target),
 })

@@ -31,7 +31,6 @@ seen at a load of 8), so the header prints the load average: compare runs made a
 from __future__ import annotations
 
 import argparse
-import itertools
 import math
 import os
 import statistics
@@ -45,11 +44,11 @@ os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")  # before numpy loads Open
 import numpy as np
 import onnx
 import onnxruntime as ort
-from onnx import TensorProto, helper
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
 import ge_core
+from bench.synthetic import relu_chain
 from bench.timing import cpu_model
 from ge_core.kernels import FAST_PATHS, cpu
 from ge_core.runtime.blas_threads import blas_core, blas_threads, set_blas_threads
@@ -133,15 +132,6 @@ def bench_model(name: str, shapes: str, repeat: int, threads: int) -> Row:
     errors = [float(np.max(np.abs(ex.run(feeds).outputs[graph.outputs[0]] - want))) for ex in (loaded, optimised)]
     error = max(errors) / max(float(np.max(np.abs(want))), 1e-12)
     return Row(name, (len(graph.nodes), len(compiled.nodes)), ms, ratios, error)
-
-
-def relu_chain(nodes: int) -> bytes:
-    """A chain of `nodes` Relu nodes on a [1, 16] float tensor."""
-    names = ["x"] + [f"t{i}" for i in range(nodes - 1)] + ["y"]
-    chain = [helper.make_node("Relu", [a], [b], name=f"relu{i}") for i, (a, b) in enumerate(itertools.pairwise(names))]
-    graph = helper.make_graph(chain, "relu_chain", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 16])])
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString()
 
 
 def overhead(nodes: int, repeat: int, threads: int) -> tuple[float, float, float]:

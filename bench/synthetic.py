@@ -19,11 +19,13 @@ compare outputs). Every block gives every O3 pass work, in the shapes exporters 
     Conv + Relu (once BatchNormFoldPass is done), MatMul + Add  -> ConvActivationFusionPass, MatMulAddFusionPass
 
 `synthetic_model(n, seed)` returns a model of exactly n nodes (BLOCK_NODES per block, a Relu tail for the
-remainder); `write_synthetic(path, n, seed)` saves it.
+remainder); `write_synthetic(path, n, seed)` saves it. `relu_chain(n)` is the plainest big graph: n Relu nodes
+in a row on a [1, 16] tensor (the executor's per-node overhead, the dump writers' scaling).
 """
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 from typing import Any
 
@@ -191,3 +193,12 @@ def write_synthetic(path: str | Path, num_nodes: int, seed: int = 0) -> Path:
     path = Path(path)
     onnx.save(synthetic_model(num_nodes, seed), str(path))
     return path
+
+
+def relu_chain(nodes: int) -> bytes:
+    """A chain of `nodes` Relu nodes on a [1, 16] float tensor, serialized."""
+    names = ["x"] + [f"t{i}" for i in range(nodes - 1)] + ["y"]
+    chain = [helper.make_node("Relu", [a], [b], name=f"relu{i}") for i, (a, b) in enumerate(itertools.pairwise(names))]
+    graph = helper.make_graph(chain, "relu_chain", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 16])])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString()

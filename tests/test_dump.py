@@ -18,6 +18,7 @@ from ge_core.ir.graph import Graph
 from ge_core.passes.infra.base import PassResult, Stage, snake_name
 from ge_core.passes.infra.manager import PipelineStep
 from ge_core.samples.registry import sample_bytes
+from ge_core.viz.canvas_export import canvas_json
 
 STAGES = list(Stage)
 
@@ -83,7 +84,8 @@ def test_write_dumps_writes_text_json_onnx_and_model_explorer_json_per_pass(tmp_
 
 def test_cli_compile_writes_dumps_and_the_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     dump_dir, report_path = tmp_path / "dumps", tmp_path / "report.json"
-    code = main(["compile", "sample:conv_bn_relu", "--dump-dir", str(dump_dir), "--report", str(report_path)])
+    code = main(["compile", "sample:conv_bn_relu", "--dump-dir", str(dump_dir), "--report", str(report_path),
+                 "--dump-graph-level", "1"])  # every pass (the default, 2, writes GE's whitelist: below)
     out, err = capsys.readouterr()
     assert code == 0, err
     assert "wrote report" in out and "dump files" in out
@@ -97,6 +99,39 @@ def test_cli_compile_writes_dumps_and_the_report(tmp_path: Path, capsys: pytest.
     assert [p["name"] for p in report["passes"]] == [r.name for r in compiled.records]
     assert stems(dump_dir) == expected_stems(compiled)
     check_dumps(dump_dir, compiled)
+
+
+def test_cli_compile_dumps_ges_default_stages_by_default(tmp_path: Path) -> None:
+    """DUMP_GRAPH_LEVEL=2, GE's default: the graph as imported, the end of AfterInfershape and of
+    OptimizeOriginalGraph, and Build (the final graph), not every pass; 3 only Build; names pick stages."""
+    compiled = ge_core.compile(sample_bytes("conv_bn_relu"), opt_level="O3")
+    ends = {r.stage: r for r in compiled.records}  # each stage's last record
+    want = [f"000_{Stage.PRE_RUN_BEGIN}_input"] + [
+        f"{r.index:03d}_{r.stage}_{snake_name(r.name)}"
+        for r in (ends[Stage.AFTER_INFERSHAPE], ends[Stage.OPTIMIZE_ORIGINAL_GRAPH], compiled.records[-1])]
+    assert main(["compile", "sample:conv_bn_relu", "--dump-dir", str(tmp_path / "default")]) == 0
+    assert stems(tmp_path / "default") == want
+    assert main(["compile", "sample:conv_bn_relu", "--dump-dir", str(tmp_path / "build"),
+                 "--dump-graph-level", "3"]) == 0
+    assert stems(tmp_path / "build") == want[-1:]
+    assert main(["compile", "sample:conv_bn_relu", "--dump-dir", str(tmp_path / "named"),
+                 "--dump-graph-level", "PreRunBegin|CsePass"]) == 0
+    assert stems(tmp_path / "named") == [want[0], *(s for s in expected_stems(compiled) if s.endswith("_cse"))]
+    text = (tmp_path / "default" / f"{want[-1]}.txt").read_text()
+    assert "# GE stage names: PreRunAfterOptimize2_UbFusionPass, PreRunAfterOptimize2, Build" in text
+
+
+def test_a_step_that_changed_nothing_gets_the_same_model_explorer_file_as_built(tmp_path: Path) -> None:
+    """Such a file is copied from the graph's earlier one under the step's id and label: it must read exactly as
+    canvas_json builds it."""
+    compiled = ge_core.compile(sample_bytes("conv_bn_relu"), opt_level="O3")
+    write_dumps(compiled, tmp_path)
+    quiet = [i for i, r in enumerate(compiled.records[:-1]) if not r.changed and not r.decisions]
+    assert len(quiet) >= 2
+    for i in quiet:
+        stem = f"{compiled.records[i].index:03d}_{compiled.records[i].stage}_{snake_name(compiled.records[i].name)}"
+        written = json.loads((tmp_path / f"{stem}{CANVAS_SUFFIX}").read_text())
+        assert written == json.loads(json.dumps(canvas_json(compiled, i))), stem
 
 
 @dataclass(frozen=True)

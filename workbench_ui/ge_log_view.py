@@ -28,8 +28,9 @@ PLACEHOLDER = ("E40021: Failed to compile Op [conv1]. (oppath: [...], optype: [C
                "        TraceBack (most recent call last):\n        ...")
 
 
-def show_ge_log_section(node_names: Collection[str], model_title: str) -> None:
-    """The whole section; `node_names` are the nodes of the model on screen (to mark the ones the log names)."""
+def show_ge_log_section(node_names: Collection[str], model_title: str) -> GELog | None:
+    """The whole section; `node_names` are the nodes of the model on screen (to mark the ones the log names).
+    The log read, when there is one."""
     st.markdown("#### A log from real GE")
     st.caption("Paste what ATC, torch_npu or MindSpore printed when a compile failed on an Ascend machine, or "
                "upload a plog (`~/ascend/log/debug/plog/plog-*.log`; `export ASCEND_GLOBAL_LOG_LEVEL=3` keeps "
@@ -37,13 +38,14 @@ def show_ge_log_section(node_names: Collection[str], model_title: str) -> None:
                "error code from GE's own table.")
     source = _source()
     if source is None:
-        return
+        return None
     try:
         log = source()
     except GEError as err:
         st.error(f"That log cannot be read: {md_escape(str(err))}", icon=":material/error:")
-        return
+        return None
     show_chain(log, node_names, model_title)
+    return log
 
 
 def _source() -> Callable[[], GELog] | None:

@@ -40,7 +40,7 @@ def pass_records(config: WorkbenchConfig) -> Pipeline:
     """The pass records to step through; when the compile did not finish, says so and stops the page. O0
     runs no pass, so there the page does not wait for the compile (its memory plan takes a while)."""
     load = load_outcome(config)
-    if config.opt_level == "O0" and load.result is not None and load.result.ok:
+    if config.opt_level == "O0" and load.dump is None and load.result is not None and load.result.ok:
         return Pipeline(None, [], load.result.graph)
     outcome = compile_outcome(config)
     if outcome.compiled is None:
@@ -50,11 +50,12 @@ def pass_records(config: WorkbenchConfig) -> Pipeline:
     return Pipeline(outcome.compiled, outcome.compiled.records, outcome.compiled.input_graph)
 
 
-def pick_step(records: Sequence[PassRecord]) -> PassStep | None:
-    """The stepper (Previous, a slider over the passes, Next); None when no pass ran (O0)."""
+def pick_step(records: Sequence[PassRecord], empty_note: str | None = None) -> PassStep | None:
+    """The stepper (Previous, a slider over the passes, Next); None when no pass ran (O0), or a GE dump has a
+    single stage (`empty_note` says so)."""
     if not records:
-        st.info("No pass ran at this opt level (O0): this is the GE Graph as imported. Pick O1 or O3 in the "
-                "sidebar to step through the passes.")
+        st.info(empty_note or "No pass ran at this opt level (O0): this is the GE Graph as imported. Pick O1 or "
+                              "O3 in the sidebar to step through the passes.")
         return None
     hide = st.checkbox("Hide passes that changed nothing", value=True, key=HIDE_KEY, persist_state=PERSIST)
     steps = pass_steps(records, changed_only=hide) or pass_steps(records)

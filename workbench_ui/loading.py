@@ -1,4 +1,5 @@
-"""Importing the chosen model, cached per (model bytes, input shapes) across reruns and sessions."""
+"""Importing the chosen model, cached per (model bytes, input shapes) across reruns and sessions; a GE dump
+is read once (every stage), its last stage standing for the import."""
 
 from __future__ import annotations
 
@@ -7,11 +8,13 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from ge_core import Graph, ImportResult, ModelSummary, import_onnx, summarize
-from ge_core.errors import GEError
+from ge_core import CompiledModel, Graph, ImportResult, ModelSummary, import_onnx, summarize
+from ge_core.debugging import final_stage, load_ge_dump
+from ge_core.errors import GEError, ResourceLimitError
 from workbench_ui.model_picker import ModelChoice
 
 CACHE_ENTRIES = 6  # a zoo model's graph holds its weights (VGG-19: ~570 MB): keep only a few
+MAX_DUMP_UPLOAD = 512 << 20  # bytes of one dump upload (file or zip), checked before it is read
 
 
 @dataclass(frozen=True)
@@ -23,6 +26,7 @@ class LoadOutcome:
     summary: ModelSummary | None
     error: str = ""  # a GEError's text, shown as is
     exception: Exception | None = None  # set only for a bug of ours (not the model's fault)
+    dump: CompiledModel | None = None  # a GE dump: every stage read (result is its last one)
 
 
 def import_model_bytes(data: bytes, input_shapes: str = "") -> ImportResult:
@@ -41,8 +45,26 @@ def _load_cached(key: str, input_shapes: str, _fetch: Callable[[], bytes]) -> Lo
     return LoadOutcome(result, summarize(result))
 
 
+@st.cache_resource(max_entries=CACHE_ENTRIES, show_spinner="Reading the GE dump…")
+def _dump_cached(key: str, file_name: str, _fetch: Callable[[], bytes]) -> LoadOutcome:
+    data = _fetch()
+    try:
+        if len(data) > MAX_DUMP_UPLOAD:  # before anything is parsed
+            raise ResourceLimitError(f"GE dump '{file_name}' is {len(data):,} bytes, over the {MAX_DUMP_UPLOAD:,} "
+                                     "bytes a dump may have here.",
+                                     hint="Dump fewer stages (DUMP_GRAPH_LEVEL=3: Build only) or without weights "
+                                          "(DUMP_GE_GRAPH=2), or open it with `python -m ge_core inspect`.")
+        compiled = load_ge_dump(data, file_name)
+    except GEError as err:  # the file's fault: cached like a success
+        return LoadOutcome(None, None, str(err))
+    result = final_stage(compiled)
+    return LoadOutcome(result, summarize(result), dump=compiled)
+
+
 def load_model(choice: ModelChoice, input_shapes: str) -> LoadOutcome:
     try:
+        if choice.is_ge_dump:
+            return _dump_cached(choice.key, choice.file_name, choice.fetch)
         return _load_cached(choice.key, input_shapes.strip(), choice.fetch)
     except Exception as exc:  # a bug of ours: not cached, shown with its traceback tucked away
         return LoadOutcome(None, None, f"Internal error while importing the model ({type(exc).__name__}: "

@@ -1,4 +1,6 @@
-"""The sidebar's model picker, shared by every page: a bundled sample or an uploaded .onnx file.
+"""The sidebar's model picker, shared by every page: a bundled sample or an uploaded .onnx file, or a GE graph
+dump (a dump sample, or an uploaded ge_proto / ge_onnx file or zipped dump folder), which the pages show as GE
+compiled it (workbench_ui.ge_dump_view).
 
 The address names the model: `?sample=resnet50`, or for an upload `?upload=<sha256 prefix>`, which opens
 while this server still has the file (every upload is kept, for every session, the most recent
@@ -14,7 +16,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from ge_core.samples import DEFAULT_SAMPLE, Sample, list_samples, sample_bytes
+from ge_core.samples import DEFAULT_SAMPLE, Sample, dump_file_name, ge_dump_samples, list_samples, sample_bytes
 from ge_core.viz import format_bytes
 from workbench_ui import address
 from workbench_ui.persist import keep
@@ -31,7 +33,10 @@ UPLOADS_KEPT = 8
 SOURCES = ("Sample", "Upload")
 
 # Shown before each sample's title, so the list reads as groups (list_samples() orders it by kind).
-KIND_PREFIX = {"sample": "Sample", "broken": "Broken", "light": "Zoo", "exported": "Export", "torch": "PyTorch"}
+KIND_PREFIX = {"sample": "Sample", "broken": "Broken", "light": "Zoo", "exported": "Export", "torch": "PyTorch",
+               "ge_dump": "GE dump"}
+GE_DUMP = "ge_dump"  # ModelChoice.kind of a GE graph dump (a sample or an upload)
+DUMP_TYPES = ["txt", "pbtxt", "zip"]  # ge_proto_*.txt, ge_onnx_*.pbtxt, a zipped dump folder
 
 
 @dataclass(frozen=True)
@@ -44,6 +49,11 @@ class ModelChoice:
     kind: str  # a sample kind, or "upload"
     default_spec: str  # ATC-style input shapes to start from ("" when static)
     fetch: Callable[[], bytes]
+    file_name: str = ""  # a GE dump's file name (its stage, its form, or a zip), for the dump reader
+
+    @property
+    def is_ge_dump(self) -> bool:
+        return self.kind == GE_DUMP
 
 
 def pick_model() -> ModelChoice | None:
@@ -61,8 +71,8 @@ def pick_model() -> ModelChoice | None:
 
 
 def _sample_choice() -> ModelChoice:
-    samples = {s.name: s for s in list_samples()}
-    names = list(samples)  # list_samples() orders them by kind: built, broken, real, exported
+    samples = {s.name: s for s in [*list_samples(), *ge_dump_samples()]}
+    names = list(samples)  # list_samples() orders them by kind: built, broken, real, exported; GE dumps last
     default = DEFAULT_SAMPLE if DEFAULT_SAMPLE in names else names[0]
     wanted = st.query_params.get(SAMPLE_KEY, default)  # a shared link opens its sample
     if wanted not in names:
@@ -75,17 +85,24 @@ def _sample_choice() -> ModelChoice:
                                 format_func=lambda n: sample_label(samples[n]),
                                 help="Built samples are small models made for one lesson each; broken ones "
                                      "show how refusals read; zoo models are real architectures; PyTorch "
-                                     "ones (with torch installed) are nn.Modules captured by torch.export.")
+                                     "ones (with torch installed) are nn.Modules captured by torch.export; "
+                                     "GE dumps are graphs as GE compiled them (ge_proto dump files).")
     _sync_query_param(name, default)
-    sample = samples[name]
-    return ModelChoice(f"sample:{name}:{_stamp(sample.path)}", sample.title, sample.description, sample.kind,
-                       sample.input_shapes, functools.partial(sample_bytes, name))
+    return sample_choice(samples[name])
+
+
+def sample_choice(sample: Sample) -> ModelChoice:
+    """A sample as the pages take a model (a GE dump sample with its dump file's name)."""
+    file_name = dump_file_name(sample.name) if sample.kind == GE_DUMP else ""
+    return ModelChoice(f"sample:{sample.name}:{_stamp(sample.path)}", sample.title, sample.description, sample.kind,
+                       sample.input_shapes, functools.partial(sample_bytes, sample.name), file_name)
 
 
 def _upload_choice() -> ModelChoice | None:
     file = st.sidebar.file_uploader(
-        "ONNX model", type=["onnx"], key=UPLOAD_KEY, on_change=_remember_upload,
-        help="Weights must be inside the .onnx file: uploads that reference external data files are refused.")
+        "ONNX model or GE dump", type=["onnx", *DUMP_TYPES], key=UPLOAD_KEY, on_change=_remember_upload,
+        help="An .onnx model (weights inside the file: uploads that reference external data files are refused), "
+             "or a GE graph dump: a ge_proto_*.txt or ge_onnx_*.pbtxt file, or the dump folder zipped.")
     kept = (file.name, file.getvalue()) if file is not None else _earlier_upload()
     if kept is None:
         return None
@@ -94,8 +111,10 @@ def _upload_choice() -> ModelChoice | None:
     uploaded_models().put(digest[:DIGEST_CHARS], (name, data))
     address.write(SAMPLE_KEY, "")
     address.write(UPLOAD_PARAM, digest[:DIGEST_CHARS])
-    return ModelChoice(f"upload:{digest}", name, f"Uploaded file: {format_bytes(len(data))}, sha256 {digest[:12]}…",
-                       "upload", "", lambda: data)
+    kind = "upload" if name.lower().endswith(".onnx") else GE_DUMP
+    what = "Uploaded file" if kind == "upload" else "Uploaded GE dump"
+    return ModelChoice(f"upload:{digest}", name, f"{what}: {format_bytes(len(data))}, sha256 {digest[:12]}…",
+                       kind, "", lambda: data, name if kind == GE_DUMP else "")
 
 
 def _earlier_upload() -> tuple[str, bytes] | None:

@@ -9,7 +9,7 @@ import altair as alt
 import streamlit as st
 
 from ge_core import Graph, ModelSummary
-from ge_core.viz import category_legend, format_bytes, format_count, op_table, tensor_table
+from ge_core.viz import GRAPH_IO, category_legend, format_bytes, format_count, op_table, tensor_table
 from workbench_ui.loading import LoadOutcome
 from workbench_ui.model_canvas import show_graph_canvas
 from workbench_ui.text import SHAPE_BOX, code_span, head_lines, md_escape, problems_markdown, web_words
@@ -62,6 +62,12 @@ def show_op_chart(summary: ModelSummary) -> None:
     """Op histogram as bars coloured like the graph's boxes (fusion category)."""
     st.markdown("**Operators** (nodes per type, coloured by fusion category)")
     ops = op_table(summary)
+    io = ops[ops["category"] == GRAPH_IO]
+    if not io.empty:  # a GE dump's Data, Const and NetOutput: counted above, not bars among the kernels
+        ops = ops[ops["category"] != GRAPH_IO]
+        st.caption("Besides the ops below, the dump lists " + ", ".join(f"{int(c):,} {code_span(str(o))}"
+                   for o, c in zip(io["op"], io["count"], strict=True)) + " (the graph's inputs, constants and "
+                   "outputs: GE writes them as ops).")
     names, colours = zip(*category_legend(), strict=True)
     chart = alt.Chart(ops).mark_bar().encode(
         x=alt.X("count:Q", title="nodes", axis=alt.Axis(format="d", tickMinStep=1)),

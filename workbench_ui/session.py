@@ -120,6 +120,8 @@ def compile_outcome(config: WorkbenchConfig) -> CompileOutcome:
         return CompileOutcome(config, load, None, bug_failure(load.exception, "load"), load.exception)
     if load.result is None:  # a refusal before anything was imported (unreadable file, bad spec)
         return CompileOutcome(config, load, None, error_failure(GEError(load.error), "load"))
+    if load.dump is not None:  # a GE dump is shown as GE compiled it: nothing compiles here
+        return CompileOutcome(config, load, replace(load.dump, config=config.settings))
     if not load.result.ok:
         return CompileOutcome(config, load, None, import_failure(load.result))
     cache: SharedCache[ConfigKey, CompileOutcome] = shared_cache("compiles", COMPILE_CACHE_ENTRIES)
@@ -181,15 +183,19 @@ def draw_sidebar() -> WorkbenchConfig:
     menu (workbench_ui.router): it never reruns or stops the script."""
     choice = pick_model()
     spec = current_spec(choice) if choice is not None else ""
-    if choice is not None:
+    dump = choice is not None and choice.is_ge_dump
+    if choice is not None and not dump:
         shape_box(choice, load_model(choice, spec))  # drawn only for symbolic dims (or a spec to fix)
         spec = current_spec(choice)  # an upload's box may have been prefilled just now: import with that
     st.sidebar.header("Compile")
+    if dump:
+        st.sidebar.caption("A GE dump is shown as GE compiled it: the opt level and the pass switches apply to "
+                           "models compiled here, not to a dump.")
     keep(OPT_KEY, DEFAULT_OPT_LEVEL)
-    opt = st.sidebar.segmented_control("Opt level", OPT_LEVELS, required=True, key=OPT_KEY,
+    opt = st.sidebar.segmented_control("Opt level", OPT_LEVELS, required=True, key=OPT_KEY, disabled=dump,
                                        persist_state="session", help=OPT_HELP)
     keep(DISABLED_KEY, [])
-    disabled = st.sidebar.multiselect("Passes switched off", pass_names(), key=DISABLED_KEY,
+    disabled = st.sidebar.multiselect("Passes switched off", pass_names(), key=DISABLED_KEY, disabled=dump,
                                       persist_state="session", help=DISABLED_HELP,
                                       placeholder="none: every pass of the level runs")
     hardware = pick_hardware()

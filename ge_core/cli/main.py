@@ -69,8 +69,8 @@ def _parser() -> argparse.ArgumentParser:
     add_run_backend_option(run)
 
     comp = verbs.add_parser("compile", parents=[model, compiling], help="run the pass pipeline; report and dumps")
-    comp.add_argument("--dump-dir", help="write the graph after every pass here (text, JSON, and ONNX when "
-                                         "standard), like DUMP_GE_GRAPH")
+    comp.add_argument("--dump-dir", help="write the graph at the stages --dump-graph-level picks here (text, "
+                                         "JSON, and ONNX when standard), like DUMP_GE_GRAPH")
     comp.add_argument("--dump-format", default="workbench",
                       help="what --dump-dir writes, '|'-separated: workbench (text, JSON, ONNX, Model Explorer per "
                            "pass; the default), ge_proto and onnx (GE's own ge_proto_*.txt / ge_onnx_*.pbtxt dumps, "
@@ -78,8 +78,9 @@ def _parser() -> argparse.ArgumentParser:
     comp.add_argument("--dump-ge-graph", type=int, default=2, choices=(1, 2, 3),
                       help="GE forms' content, as DUMP_GE_GRAPH: 1 with weights, 2 without (default), 3 structure only")
     comp.add_argument("--dump-graph-level", default="2",
-                      help="GE forms' stages, as DUMP_GRAPH_LEVEL: 1 all, 2 GE's whitelist (default), 3 Build, "
-                           "4 PreRunBegin, or names like 'PreRunBegin|Build' (stages containing them)")
+                      help="which stages every form writes, as DUMP_GRAPH_LEVEL: 1 all (every pass), 2 GE's "
+                           "whitelist (default: as imported, AfterInfershape, PreRunAfterOptimizeOriginalGraph, "
+                           "Build), 3 Build, 4 PreRunBegin, or names like 'PreRunBegin|Build' (stages containing them)")
     comp.add_argument("--report", help="write the compile report (JSON) here")
     comp.add_argument("--output", metavar="M.gem", help="write the compiled model here as an offline model (.gem); "
                                                         "run, compile and profile take it as MODEL")

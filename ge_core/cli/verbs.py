@@ -108,11 +108,11 @@ def write_dump_formats(compiled: CompiledModel, args: argparse.Namespace) -> lis
     odd = [f for f in formats if f not in ("workbench", *GE_FORMATS)]
     if odd or not formats:
         raise UsageError(f"--dump-format {args.dump_format!r}: give workbench, ge_proto and/or onnx, '|'-separated.")
-    files = write_dumps(compiled, args.dump_dir) if "workbench" in formats else []
+    level = str(getattr(args, "dump_graph_level", "2"))  # DUMP_GRAPH_LEVEL: which stages, for every form
+    files = write_dumps(compiled, args.dump_dir, stages=level) if "workbench" in formats else []
     ge_forms = tuple(f for f in formats if f in GE_FORMATS)
     if ge_forms:
-        options = GeDumpOptions(getattr(args, "dump_ge_graph", 2), str(getattr(args, "dump_graph_level", "2")),
-                                ge_forms)
+        options = GeDumpOptions(getattr(args, "dump_ge_graph", 2), level, ge_forms)
         files += write_ge_dumps(compiled, args.dump_dir, options)
     return files
 

@@ -1,5 +1,6 @@
 """Debugging a compile: failures in plain words, numeric bisection over the passes, reproducer zips; and what
-real GE left behind: its error logs read into a chain of explained errors, its fusion_result.json."""
+real GE left behind: its error logs read into a chain of explained errors, its fusion_result.json, its graph
+dumps as a compiled model the pages show (load_ge_dump)."""
 
 from ge_core.debugging.bisect import DEFAULT_TOLERANCE, BisectResult, StepNumerics, bisect_numerics, reference_failure
 from ge_core.debugging.dump import dump_zip, fusion_result, fusion_result_text, write_dumps
@@ -25,6 +26,15 @@ from ge_core.debugging.ge_log import (
     read_ge_log_stream,
 )
 from ge_core.debugging.ge_log_lines import Names
+from ge_core.debugging.ge_model import (
+    NamesOnGraph,
+    final_stage,
+    ge_dump_facts,
+    load_ge_dump,
+    names_on_graph,
+    priced_dump,
+    unpriced_nodes,
+)
 from ge_core.debugging.reproducer import ReplayCommand, replay_commands, reproducer_zip
 
 __all__ = [
@@ -38,6 +48,7 @@ __all__ = [
     "GELog",
     "GraphFusion",
     "Names",
+    "NamesOnGraph",
     "PassCounts",
     "ReplayCommand",
     "StatusExplanation",
@@ -51,14 +62,19 @@ __all__ = [
     "example_ge_log",
     "explain_code",
     "explain_status",
+    "final_stage",
     "fusion_result",
     "fusion_result_frame",
     "fusion_result_from_dict",
     "fusion_result_text",
+    "ge_dump_facts",
     "import_failure",
+    "load_ge_dump",
+    "names_on_graph",
     "nodes_named",
     "nodes_of",
     "parse_ge_log_text",
+    "priced_dump",
     "read_fusion_result",
     "read_fusion_result_file",
     "read_ge_log_file",
@@ -66,5 +82,6 @@ __all__ = [
     "reference_failure",
     "replay_commands",
     "reproducer_zip",
+    "unpriced_nodes",
     "write_dumps",
 ]

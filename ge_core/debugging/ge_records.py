@@ -8,12 +8,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ge_core.frontend.ge.attrs import original_names
 from ge_core.frontend.ge.dump_files import DumpStage, GeDump
 from ge_core.ir.graph import Graph
 from ge_core.passes.infra.base import FusionDecision
 from ge_core.passes.infra.instruments import PassRecord
-
-ORIGINAL_NAME_ATTRS = ("_datadump_original_op_names", "_original_op_names")
 
 
 def dump_records(dump: GeDump, graph_id: int | None = None) -> tuple[Graph, list[PassRecord]]:
@@ -50,14 +49,6 @@ def fusions(stage: str, before: Graph, after: Graph) -> tuple[FusionDecision, ..
                                       f"GE fused {len(originals)} op(s) into {node.op_type} {node.name!r}",
                                       node.name))
     return tuple(out)
-
-
-def original_names(attrs: dict[str, Any]) -> list[str]:
-    for key in ORIGINAL_NAME_ATTRS:
-        value = attrs.get(key)
-        if isinstance(value, list) and value:
-            return [str(v) for v in value if v]
-    return []
 
 
 def _shape(graph: Graph) -> tuple[Any, ...]:

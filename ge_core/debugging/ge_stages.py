@@ -7,9 +7,10 @@ graph_utils.cc, the whitelist ge_dump_graph_whitelist.h):
 - stages (DUMP_GRAPH_LEVEL): 1 every stage (subgraph dumps excepted), 2 the whitelisted ones (GE's default),
   3 only Build, 4 only PreRunBegin, or "A|B": the stages whose name contains A or B;
 - formats (DUMP_GRAPH_FORMAT): "ge_proto|onnx" (GE's default).
-Our dump points: PreRunBegin (the graph as imported), one per pass (`<stage>_<pass>`), and one at the end of
-each of our stages under GE's name for it (AfterInfershape, PreRunAfterOptimizeOriginalGraph, ..., Build).
-Each file is written as the stage is, streamed, never held whole in memory.
+Our dump points: PreRunBegin (the graph as imported), one per pass (`<stage>_<pass>`), one at the end of each
+of our stages under GE's name for it (AfterInfershape, PreRunAfterOptimizeOriginalGraph, ...), and Build (the
+final graph, as GE always dumps it). Each file is written as the stage is, streamed, never held whole in memory.
+The workbench form (dump.py) takes the same selection.
 """
 
 from __future__ import annotations
@@ -72,19 +73,42 @@ def wanted(stage: str, level: str) -> bool:
             3: stage == "Build", 4: stage == "PreRunBegin"}.get(int(level), False)
 
 
-def dump_points(compiled: CompiledModel) -> Iterator[tuple[str, Graph]]:
-    """(GE stage name, graph after it) in compile order."""
-    yield "PreRunBegin", compiled.input_graph
+@dataclass(frozen=True)
+class DumpPoint:
+    """A graph a dump may write: as imported (record -1) or after pass record `record`, under the GE stage
+    names it answers to (a pass's `<stage>_<pass>`; a stage's end when it is the stage's last pass; Build
+    for the final graph)."""
+
+    names: tuple[str, ...]
+    graph: Graph
+    record: int
+
+    def wanted(self, level: str) -> bool:
+        return any(wanted(name, level) for name in self.names)
+
+
+def points(compiled: CompiledModel) -> list[DumpPoint]:
+    """Every dump point in compile order; the last one is also GE's Build (the final graph)."""
+    out = [DumpPoint(("PreRunBegin",), compiled.input_graph, -1)]
     graph = compiled.input_graph
     records = compiled.records
     for i, record in enumerate(records):
         graph = record.snapshot if record.snapshot is not None else graph
-        yield f"{record.stage}_{record.name}", graph
+        names = [f"{record.stage}_{record.name}"]
         last_of_stage = i + 1 == len(records) or records[i + 1].stage != record.stage
         if last_of_stage and record.stage in STAGE_EXIT:
-            yield STAGE_EXIT[Stage(record.stage)], graph
-    if not records:
-        yield "Build", compiled.graph
+            names.append(STAGE_EXIT[Stage(record.stage)])
+        out.append(DumpPoint(tuple(names), graph, i))
+    if "Build" not in out[-1].names:  # no Build stage of ours ran (no hardware target): the final graph is it
+        out[-1] = DumpPoint((*out[-1].names, "Build"), out[-1].graph, out[-1].record)
+    return out
+
+
+def dump_points(compiled: CompiledModel) -> Iterator[tuple[str, Graph]]:
+    """(GE stage name, graph after it) in compile order."""
+    for point in points(compiled):
+        for name in point.names:
+            yield name, point.graph
 
 
 def write_ge_dumps(compiled: CompiledModel, directory: str | Path, options: GeDumpOptions) -> list[Path]:

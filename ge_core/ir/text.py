@@ -21,6 +21,8 @@ A control-flow node lists its captured tensors after its inputs and its subgraph
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -32,6 +34,19 @@ if TYPE_CHECKING:
 
 def graph_to_text(graph: Graph) -> str:
     return "\n".join(_graph_lines(graph, ""))
+
+
+def graph_text_lines(graph: Graph) -> Iterator[str]:
+    """graph_to_text's lines one top-level node at a time (a dump writes them as they come)."""
+    ins = [f"%{t}: {_desc_text(graph, t)}" for t in graph.inputs]
+    ins += [f"captures %{t}: {_desc_text(graph, t)}" for t in graph.captures]
+    yield f"graph {graph.name} ({', '.join(ins)}) {{"
+    for t in graph.constants:
+        yield f"  const %{t}: {_desc_text(graph, t)}"
+    for n in graph.nodes:
+        yield from _node_lines(graph, n, "  ")
+    yield "  return " + ", ".join(f"%{t}" for t in graph.outputs)
+    yield "}"
 
 
 def _graph_lines(graph: Graph, indent: str, label: str = "") -> list[str]:
@@ -92,6 +107,20 @@ def format_attr(value: Any) -> str:
 
 
 def graph_to_json(graph: Graph) -> dict[str, Any]:
+    return {**_graph_head_json(graph), "nodes": [_node_json(graph, n) for n in graph.nodes]}
+
+
+def graph_json_chunks(graph: Graph) -> Iterator[str]:
+    """graph_to_json's JSON text, one node a line (each encoded by json's C encoder: a dump streams them)."""
+    head = json.dumps(_graph_head_json(graph), separators=(",", ":"))
+    nodes = graph.nodes
+    yield head[:-1] + ',"nodes":[' + ("\n" if nodes else "")
+    for i, n in enumerate(nodes):
+        yield json.dumps(_node_json(graph, n), separators=(",", ":")) + (",\n" if i + 1 < len(nodes) else "\n")
+    yield "]}\n"
+
+
+def _graph_head_json(graph: Graph) -> dict[str, Any]:
     return {
         "name": graph.name,
         "opset": dict(graph.opset),
@@ -100,23 +129,22 @@ def graph_to_json(graph: Graph) -> dict[str, Any]:
            else {}),
         "outputs": [{"name": t, **graph.descs[t].to_json()} for t in graph.outputs if t in graph.descs],
         "constants": [{"name": t, **graph.descs[t].to_json()} for t in graph.constants],
-        "nodes": [
-            {
-                "name": n.name,
-                "op_type": n.op_type,
-                "domain": n.domain,
-                "inputs": list(n.inputs),
-                "outputs": [{"name": t, **graph.descs[t].to_json()} for t in n.outputs if t in graph.descs],
-                "attrs": {k: _json_attr(v) for k, v in sorted(n.attrs.items())},
-                "control_inputs": list(n.control_inputs),
-                **({"body": graph_to_json(n.body)} if n.body is not None else {}),
-                # control flow: the captured inputs (also the last `inputs`) and the subgraphs by attribute
-                **({"captures": list(n.captures)} if n.num_captures else {}),
-                **({"subgraphs": {k: graph_to_json(g) for k, g in sorted(n.subgraphs.items())}}
-                   if n.subgraphs else {}),
-            }
-            for n in graph.nodes
-        ],
+    }
+
+
+def _node_json(graph: Graph, n: Node) -> dict[str, Any]:
+    return {
+        "name": n.name,
+        "op_type": n.op_type,
+        "domain": n.domain,
+        "inputs": list(n.inputs),
+        "outputs": [{"name": t, **graph.descs[t].to_json()} for t in n.outputs if t in graph.descs],
+        "attrs": {k: _json_attr(v) for k, v in sorted(n.attrs.items())},
+        "control_inputs": list(n.control_inputs),
+        **({"body": graph_to_json(n.body)} if n.body is not None else {}),
+        # control flow: the captured inputs (also the last `inputs`) and the subgraphs by attribute
+        **({"captures": list(n.captures)} if n.num_captures else {}),
+        **({"subgraphs": {k: graph_to_json(g) for k, g in sorted(n.subgraphs.items())}} if n.subgraphs else {}),
     }
 
 

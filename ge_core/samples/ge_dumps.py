@@ -28,6 +28,11 @@ def dump_file_name(name: str) -> str:
     return GE_DUMPS[name][3]
 
 
+def dump_source(name: str) -> str:
+    """The sample GE dump sample `name` was compiled from (resnet50 for ge_resnet50_build)."""
+    return GE_DUMPS[name][2]
+
+
 @functools.lru_cache(maxsize=2)
 def ge_dump_bytes(name: str, model: bytes) -> bytes:
     """The dump text of GE dump sample `name`, from `model` (its source sample's ONNX bytes)."""

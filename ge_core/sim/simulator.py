@@ -209,6 +209,9 @@ def _price_all(graph: Graph, profile: HardwareProfile, precision: Precision,
     to_us = profile.clock_ghz * 1e3  # HardwareProfile.cycles_to_us's divisor
     clock = 0.0
     for node, shape_key in zip(nodes, shapes, strict=True):
+        if not node.subgraphs and REGISTRY.for_node(node) is None:  # a GE dump's type with no op of ours:
+            views.append(node.name)  # no cost model to price it by, so no kernel timed (the pages say unpriced)
+            continue
         op = REGISTRY.get(node.op_type, node.domain)
         if (op is not None and op.view) or node.name in no_task:  # no kernel (kernel_cost says None for a view)
             views.append(node.name)

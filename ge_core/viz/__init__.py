@@ -21,7 +21,8 @@ roofline_lines, latency_by_node, output_comparison, profile_problems (every fiel
 JSON at once); measured_against -> Measured (an msprof op_summary beside the simulation), stream_timeline /
 stream_order, calibrated and calibration_table (a profile fitted to it), trust_line; compare -> Comparison
 (metrics, node_alignment, latency_delta) and ComparisonSpec (JSON,
-address); fates (where each original node went); compile_tables (every table by its file name).
+address); fates (where each original node went); compile_tables (every table by its file name); beside_ge
+(our compile beside GE's Build graph: kernels by type, TransData, formats, fused groups).
 
 A PyTorch model's module tree (the Model page): torch_modules, node_origins, module_table.
 """
@@ -58,6 +59,7 @@ from ge_core.viz.embed import (
 )
 from ge_core.viz.exports import TABLE_FILES, compile_tables
 from ge_core.viz.fusion_views import NodeFusion, filter_decisions, fusion_decisions, fusion_summary, fusions_of_node
+from ge_core.viz.ge_compare import BesideGE, beside_ge, ge_type
 from ge_core.viz.graph_diff import GraphDiff, diff_graphs
 from ge_core.viz.inspector import NodeDetails, node_details
 from ge_core.viz.measured import (
@@ -102,16 +104,18 @@ from ge_core.viz.profile_views import (
     unit_order,
 )
 from ge_core.viz.search import find_nodes
-from ge_core.viz.tables import format_bytes, format_count, op_table, tensor_table
+from ge_core.viz.tables import GRAPH_IO, format_bytes, format_count, op_table, tensor_table
 from ge_core.viz.torch_modules import module_table, node_origins, torch_modules
 
 __all__ = [
     "ALIGNMENTS",
+    "GRAPH_IO",
     "LEAN_ABOVE",
     "MAX_LAYER",
     "ORDER_CHOICES",
     "STRATEGY_CHOICES",
     "TABLE_FILES",
+    "BesideGE",
     "Comparison",
     "ComparisonEntry",
     "ComparisonSpec",
@@ -128,6 +132,7 @@ __all__ = [
     "alive_at_peak",
     "allocation_rectangles",
     "allocation_table",
+    "beside_ge",
     "calibrated",
     "calibration_table",
     "canvas_collection",
@@ -154,6 +159,7 @@ __all__ = [
     "fusion_group_overlay",
     "fusion_summary",
     "fusions_of_node",
+    "ge_type",
     "graph_file",
     "graph_to_dot",
     "graphs_around",

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ge_core.frontend.ge.op_map import registry_op
 from ge_core.ir.graph import Graph
 from ge_core.memory.plan import MemoryPlan
 from ge_core.ops import REGISTRY
@@ -80,7 +81,7 @@ def category_overlay(graph: Graph) -> Overlay:
     """Each node's fusion category (cube, elementwise, ...; "unsupported" with no kernel)."""
     values: dict[str, Value] = {}
     for node in graph.nodes:
-        op = REGISTRY.for_node(node)
+        op = REGISTRY.for_node(node) or registry_op(node.op_type, node.domain)  # a GE dump's Conv2D: cube
         values[node.name] = op.category.value if op is not None else "unsupported"
     colours = {c.value: colour for c, colour in CATEGORY_COLOURS.items()} | {"unsupported": UNSUPPORTED_FILL}
     return Overlay("op category", values, colours=colours,

@@ -6,8 +6,10 @@ from collections.abc import Sequence
 
 import pandas as pd
 
+from ge_core.frontend.ge.op_map import GRAPH_IO_TYPES, registry_op
 from ge_core.frontend.summary import ModelSummary, TensorInfo
-from ge_core.ops import REGISTRY
+
+GRAPH_IO = "graph I/O"  # a GE dump's Data, Const and NetOutput ops (graph inputs, constants, outputs here)
 
 
 def tensor_table(tensors: Sequence[TensorInfo]) -> pd.DataFrame:
@@ -24,10 +26,12 @@ def op_table(summary: ModelSummary) -> pd.DataFrame:
     Sorted by count (descending), then by name, so the table and the bar chart read the same way.
     """
     unsupported = {op.rpartition("::")[2] for op in summary.unsupported}
+    dump = summary.producer == "GE"  # GE's types: Conv2D counts as the cube op it maps to
     rows = []
     for op, count in summary.op_histogram.items():
-        opdef = None if op in unsupported else REGISTRY.get(op)
-        category = "unsupported" if opdef is None else opdef.category.value
+        opdef = None if op in unsupported else registry_op(op)
+        category = GRAPH_IO if dump and op in GRAPH_IO_TYPES else "unsupported" if opdef is None \
+            else opdef.category.value
         rows.append({"op": op, "count": count, "category": category})
     frame = pd.DataFrame(rows, columns=["op", "count", "category"])
     return frame.sort_values(["count", "op"], ascending=[False, True], ignore_index=True)

@@ -18,6 +18,17 @@ from google.protobuf.message import Message
 
 from ge_core.frontend.ge.vendor import ge_ir_pb2 as pb
 
+ORIGINAL_NAME_ATTRS = ("_datadump_original_op_names", "_original_op_names")  # a fused op's originals
+
+
+def original_names(attrs: Mapping[str, Any]) -> list[str]:
+    """The ops GE fused into an op, as its attrs name them ([] for an op GE did not fuse)."""
+    for key in ORIGINAL_NAME_ATTRS:
+        value = attrs.get(key)
+        if isinstance(value, list) and value:
+            return [str(v) for v in value if v]
+    return []
+
 
 @dataclass(frozen=True)
 class AttrDataType:

@@ -5,6 +5,9 @@ OpDef's fields and the op's attrs as attributes (strings and string lists only a
 attrs as `<name>_desc_*` plus `<name>_data` at level 1), attributes sorted by name; at level 3 no attribute
 at all; node outputs `name:index` for each used output (`name:-1` when a control edge leaves it); the graph's
 outputs as the NetOutput node; each subgraph as a node of type `subgraph` holding it in attribute `graph`.
+
+`NodeText` keeps each node's attribute text by what it depends on (op_defs.op_key: not the node's name,
+inputs or id), shared by the stages one writer writes: a Relu chain's 30,000 nodes print their attributes once.
 """
 
 from __future__ import annotations
@@ -14,40 +17,89 @@ from collections.abc import Iterator
 from typing import Any, TextIO
 
 import onnx
-from google.protobuf import text_encoding, text_format
+from google.protobuf import text_format
 from onnx import AttributeProto, helper
 
 from ge_core.frontend.ge.attrs import attr_value
-from ge_core.frontend.ge.op_defs import NET_OUTPUT_NAME, graph_op_defs, subgraph_name
+from ge_core.frontend.ge.op_defs import (
+    NET_OUTPUT_NAME,
+    graph_op_defs,
+    node_op_halves,
+    op_key,
+    subgraph_name,
+    tensor_ref,
+)
 from ge_core.frontend.ge.proto_reader import OPDEF_FIELDS
+from ge_core.frontend.ge.text_out import quoted
 from ge_core.frontend.ge.vendor import ge_ir_pb2 as pb
 from ge_core.ir.graph import Graph
+from ge_core.ir.node import Node
 
 DESC_FIELDS = ("size", "weight_size", "reuse_input", "output_tensor", "device_type", "input_tensor", "real_dim_cnt",
                "data_offset", "cmps_size", "cmps_tab", "cmps_tab_offset")
 
 
-def write_ge_onnx(graph: Graph, out: TextIO, *, level: int = 2, model_name: str = "GE") -> int:
-    """Write `graph` to `out`; returns the number of nodes written (subgraph nodes included)."""
+class NodeText:
+    """Each node's attribute text, split around its `id` attribute (the one that moves), by op_key and level."""
+
+    SENTINEL = 7_340_033_331  # an id no graph has: where a node's own id goes in the cached text
+
+    def __init__(self) -> None:
+        self.cache: dict[tuple[Any, ...], tuple[str, str, bool]] = {}
+
+    def node(self, graph: Graph, node: Node, op_id: int, used: dict[int, bool], level: int, indent: int) -> str:
+        pad, inner = " " * indent, " " * (indent + 2)
+        key = (op_key(graph, node), level, indent)
+        halves = self.cache.get(key)
+        if halves is None:
+            head, tail = node_op_halves(graph, node)
+            head.MergeFrom(tail)
+            head.id = self.SENTINEL
+            attrs = [] if level == 3 else sorted(_attributes(head, level), key=lambda a: a.name)
+            text = "".join(f"{inner}attribute {{\n" + "\n".join(_attribute_lines(a, inner + "  ")) + f"\n{inner}}}\n"
+                           for a in attrs)
+            before, sep, after = text.partition(f"i: {self.SENTINEL}\n")
+            halves = self.cache[key] = (before, after, bool(sep))
+        refs = [*(tensor_ref(graph, t) if t else "" for t in node.inputs), *(f"{c}:-1" for c in node.control_inputs)]
+        outputs = [f"{node.name}:{i}" for i in sorted(k for k in used if k >= 0)] + (
+            [f"{node.name}:-1"] if -1 in used else [])
+        lines = [f"{pad}node {{", *(f"{inner}input: {quoted(r)}" for r in refs),
+                 *(f"{inner}output: {quoted(o)}" for o in outputs), f"{inner}name: {quoted(node.name)}",
+                 f"{inner}op_type: {quoted('ge:' + node.op_type)}"]
+        own_id = f"i: {op_id}\n" if halves[2] else ""
+        return "\n".join(lines) + "\n" + halves[0] + own_id + halves[1] + f"{pad}}}\n"
+
+
+def write_ge_onnx(graph: Graph, out: TextIO, *, level: int = 2, model_name: str = "GE",
+                  nodes: NodeText | None = None) -> int:
+    """Write `graph` to `out`; returns the number of nodes written (subgraph nodes included). Pass one `nodes`
+    to every stage of a compile to reuse the text of nodes alike."""
+    nodes = nodes or NodeText()
     out.write(f"ir_version: {onnx.IR_VERSION}\nproducer_name: {_quoted(model_name)}\ngraph {{\n")
-    count = _write_graph(graph, graph.name, out, level, indent=2)
+    count = _write_graph(graph, graph.name, out, level, indent=2, nodes=nodes)
     for node in graph.nodes:
         for key, sub in node.subgraphs.items():
             name = subgraph_name(node, key)
             out.write(f"  node {{\n    name: {_quoted(name)}\n    op_type: \"subgraph\"\n    attribute {{\n"
                       f"      name: \"graph\"\n      type: GRAPH\n      g {{\n")
-            count += _write_graph(sub, name, out, level, indent=8)
+            count += _write_graph(sub, name, out, level, indent=8, nodes=nodes)
             out.write("      }\n    }\n  }\n")
     out.write("}\n")
     return count
 
 
-def _write_graph(graph: Graph, name: str, out: TextIO, level: int, indent: int) -> int:
+def _write_graph(graph: Graph, name: str, out: TextIO, level: int, indent: int, nodes: NodeText) -> int:
     pad = " " * indent
     out.write(f"{pad}name: {_quoted(name)}\n")
     users = _users(graph)
     count = 0
-    for op in graph_op_defs(graph, weights=level == 1):
+    ops = graph_op_defs(graph, weights=level == 1, nodes=False)  # Data and Const ops, then NetOutput
+    for op in ops:
+        if op.type == "NetOutput":
+            for op_id, node in enumerate(graph.nodes, start=count):
+                out.write(nodes.node(graph, node, op_id, users.get(node.name, {}), level, indent))
+            count += len(graph)
+            op.id = count
         out.write(node_text(node_proto(op, level, users.get(op.name, {})), indent))
         count += 1
     value = onnx.ValueInfoProto(name=NET_OUTPUT_NAME)
@@ -134,8 +186,7 @@ def _attribute_lines(attr: AttributeProto, pad: str) -> list[str]:
 
 
 def _escaped(value: str | bytes) -> str:
-    raw = value.encode("utf-8") if isinstance(value, str) else value
-    return '"' + text_encoding.CEscape(raw, False) + '"'
+    return quoted(value)
 
 
 def _desc_attributes(desc: pb.TensorDescriptor, prefix: str, i: int, level: int) -> Iterator[AttributeProto]:

@@ -3,8 +3,10 @@ graph outputs as one NetOutput op (named Node_Output, GE's NODE_NAME_NET_OUTPUT)
 writes them (hicann/ge graph_metadef/graph/serialization/model_serialize.cc): inputs `src:index`, control
 edges `src:-1`, one input/output desc per anchor, a fused node's original ops in `_datadump_original_op_names`.
 
-`OpText` caches each op's text in two halves around its `id` (the only field that moves when nodes are
-inserted), keyed by what the text depends on, so a stage that changed a few nodes re-prints only those.
+`OpText` caches the text of an op's attrs and of its fields after `id` by what they depend on (`op_key`: its
+type, attrs and descs, not its name, inputs or id), so ops alike (a Relu chain's, a repeated block's) and the
+ops a stage did not change are printed once; each op's name, type and inputs are written around that text.
+Printing goes through text_out.message_text (text_format's output, several times faster).
 """
 
 from __future__ import annotations
@@ -13,10 +15,10 @@ from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
-from google.protobuf import text_format
 
 from ge_core.frontend.ge.attrs import set_attr
 from ge_core.frontend.ge.descs import desc_to_proto, split_extras, tensor_from_array
+from ge_core.frontend.ge.text_out import message_text, quoted
 from ge_core.frontend.ge.vendor import ge_ir_pb2 as pb
 from ge_core.ir.graph import Graph
 from ge_core.ir.node import Node
@@ -59,21 +61,50 @@ class OpText:
         return _block(op, op_id)
 
     def _node_text(self, graph: Graph, node: Node) -> tuple[str, str]:
-        in_descs = tuple(graph.descs.get(t) if t else None for t in node.inputs)
-        out_descs = tuple(graph.descs.get(t) for t in node.outputs)
-        key = (node.name, node.op_type, node.inputs, node.outputs, node.control_inputs, in_descs, out_descs,
-               tuple((k, id(v)) for k, v in node.attrs.items()), id(node.body), tuple(node.subgraphs),
-               tuple(_ref(graph, t) for t in node.inputs))
+        """(name, type, inputs and attrs; the fields after id) as text_format prints them."""
+        pad = " " * INDENT
+        refs = [*(tensor_ref(graph, t) if t else "" for t in node.inputs), *(f"{c}:-1" for c in node.control_inputs)]
+        own = f"{pad}name: {quoted(node.name)}\n{pad}type: {quoted(node.op_type)}\n" + "".join(
+            f"{pad}input: {quoted(r)}\n" for r in refs)
+        key = op_key(graph, node)
         text = self.cache.get(key)
         if text is None:
             head, tail = node_op_halves(graph, node)
-            text = self.cache[key] = (text_format.MessageToString(head, indent=INDENT),
-                                      text_format.MessageToString(tail, indent=INDENT))
-        return text
+            head.ClearField("name")
+            head.ClearField("type")
+            head.ClearField("input")  # written per op above: only the attrs are shared
+            text = self.cache[key] = (message_text(head, INDENT), message_text(tail, INDENT))
+        return own + text[0], text[1]
 
 
-def graph_op_defs(graph: Graph, weights: bool) -> Iterator[pb.OpDef]:
-    """The OpDefs of `graph` in GE's order (Data, Const, nodes, NetOutput), ids numbered from 0."""
+def op_key(graph: Graph, node: Node) -> tuple[Any, ...]:
+    """What an op's text other than its name, inputs and id depends on (ops with equal keys print alike)."""
+    in_descs = tuple(graph.descs.get(t) if t else None for t in node.inputs)
+    out_descs = tuple(graph.descs.get(t) for t in node.outputs)
+    named = node.name if node.subgraphs else ""  # subgraph names are made from the node's
+    return (node.op_type, in_descs, out_descs, _frozen(node.attrs), id(node.body) if node.body is not None else 0,
+            tuple(node.subgraphs), named)
+
+
+def _frozen(value: Any) -> Any:
+    """A hashable stand-in for an attr value: containers by content, arrays and other unhashables by identity
+    (a compile's snapshots keep them alive while its dumps are written)."""
+    if isinstance(value, dict):
+        return tuple((k, _frozen(v)) for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return tuple(_frozen(v) for v in value)
+    if isinstance(value, np.ndarray):
+        return ("array", id(value))
+    try:
+        hash(value)
+    except TypeError:
+        return ("object", id(value))
+    return value
+
+
+def graph_op_defs(graph: Graph, weights: bool, nodes: bool = True) -> Iterator[pb.OpDef]:
+    """The OpDefs of `graph` in GE's order (Data, Const, nodes, NetOutput), ids numbered from 0; without the
+    nodes' own when `nodes` is False (NetOutput's id still counts them)."""
     ops: list[pb.OpDef] = []
     for index, name in enumerate(graph.inputs):
         ops.append(_data_op(name, graph.desc(name), index))
@@ -84,7 +115,7 @@ def graph_op_defs(graph: Graph, weights: bool) -> Iterator[pb.OpDef]:
             tensor_from_array(array, graph.desc(name), op.attr["value"].t)
         ops.append(op)
     yield from _numbered(ops, 0)
-    for op_id, node in enumerate(graph.nodes, start=len(ops)):
+    for op_id, node in enumerate(graph.nodes if nodes else (), start=len(ops)):
         head, tail = node_op_halves(graph, node)
         head.MergeFrom(tail)
         head.id = op_id
@@ -105,7 +136,7 @@ def node_op_halves(graph: Graph, node: Node) -> tuple[pb.OpDef, pb.OpDef]:
     in_descs = tuple(graph.descs.get(t) if t else None for t in node.inputs)
     out_descs = tuple(graph.descs.get(t) for t in node.outputs)
     head = pb.OpDef(name=node.name, type=node.op_type)
-    head.input.extend(_ref(graph, t) if t else "" for t in node.inputs)
+    head.input.extend(tensor_ref(graph, t) if t else "" for t in node.inputs)
     head.input.extend(f"{c}:-1" for c in node.control_inputs)
     attrs, extras = split_extras(node.attrs)
     tail = pb.OpDef()
@@ -136,7 +167,7 @@ def _desc(proto: pb.TensorDescriptor, desc: TensorDesc | None, extras: dict[str,
         desc_to_proto(desc, proto, extras)
 
 
-def _ref(graph: Graph, tensor: str) -> str:
+def tensor_ref(graph: Graph, tensor: str) -> str:
     """GE's `op:index` for a tensor: a graph input or constant is output 0 of its Data/Const op."""
     producer = graph.producer(tensor)
     if producer is None:
@@ -155,11 +186,11 @@ def _data_op(name: str, desc: TensorDesc, index: int) -> pb.OpDef:
 def _net_output(graph: Graph) -> pb.OpDef:
     op = pb.OpDef(name=NET_OUTPUT_NAME, type="NetOutput")
     for tensor in graph.outputs:
-        op.input.append(_ref(graph, tensor))
+        op.input.append(tensor_ref(graph, tensor))
         desc_to_proto(graph.desc(tensor), op.input_desc.add())
     return op
 
 
 def _block(op: pb.OpDef, op_id: int) -> str:
     op.id = op_id
-    return f"  op {{\n{text_format.MessageToString(op, indent=INDENT)}  }}\n"
+    return f"  op {{\n{message_text(op, INDENT)}  }}\n"

@@ -16,6 +16,7 @@ from typing import Any
 
 from ge_core.ir.graph import Graph
 from ge_core.ir.node import Node
+from ge_core.ops import REGISTRY, OpDef
 
 Attrs = dict[str, Any]
 
@@ -70,8 +71,23 @@ TABLE: tuple[GeMapping, ...] = (
     GeMapping("Relu", "Relu", _none, 1), GeMapping("Sigmoid", "Sigmoid", _none, 1), GeMapping("Tanh", "Tanh", _none, 1),
     GeMapping("Add", "Add", _none, 2), GeMapping("AddV2", "Add", _none, 2), GeMapping("Sub", "Sub", _none, 2),
     GeMapping("Mul", "Mul", _none, 2), GeMapping("Reshape", "Reshape", _none, 2),
+    # our own fused Conv (+activation, +residual) as our dump writer names it (its body is not dumped): priced
+    # as its Conv, on the dumped descs (the activation rides in the cube kernel's epilogue)
+    GeMapping("FusedConv", "Conv", _none, 3),
 )
 BY_GE_TYPE = {m.ge_type: m for m in TABLE}
+
+
+GE_DOMAIN = "ge"
+GRAPH_IO_TYPES = frozenset({"Data", "RefData", "AippData", "Const", "Constant", "NetOutput"})  # not nodes here
+
+
+def registry_op(op_type: str, domain: str = "") -> OpDef | None:
+    """The op of ours a dumped type stands for: one registered under it (default or `ge` domain), else its
+    op_map row's (Conv2D: Conv), else None."""
+    found = REGISTRY.get(op_type, domain) or REGISTRY.get(op_type) or REGISTRY.get(op_type, GE_DOMAIN)
+    mapping = BY_GE_TYPE.get(op_type)
+    return found or (REGISTRY.get(mapping.op_type) if mapping is not None else None)
 
 
 def registry_node(node: Node) -> Node | None:
