@@ -160,9 +160,12 @@ def test_the_back_button_returns_to_each_page_visited(server: Server, browser: B
     with new_tab(browser) as tab:
         visit(tab, LANDING, url=f"{server.url}/")
         for spec in pages[1:]:  # through the menu, page by page
+            entries = tab.evaluate("history.length")
             tab.locator(NAV_LINK).filter(has_text=spec.title).click()
             expect(tab.locator("h1").first).to_have_text(spec.title)
             visit_done(tab, spec)
+            # one entry per page: a default value a page writes into its address adds a second one
+            assert tab.evaluate("history.length") == entries + 1, f"{spec.title}: {tab.url}"
         for spec in reversed(pages[1:-1]):
             tab.go_back()
             expect(tab.locator("h1").first).to_have_text(spec.title)
