@@ -27,10 +27,12 @@ st.title("Dynamic shapes")
 choice = require_model(config)
 not_for_dumps(choice, "it is one graph GE compiled for fixed shapes, so there is nothing to recompile for other "
                       "request sizes here. Pick a model in the sidebar to play requests through the strategies.")
-st.subheader(f"{md_escape(choice.title)} at {config.opt_level}")  # as every page names the model on screen
+heading = st.empty()  # as every page, it names the model on screen: the one played, once known
 intro = st.empty()
 intro.markdown(INTRO)  # until the play's numbers replace it
 model = dynamic_model(choice)  # the picked model, or a BERT-style layer when it has no symbolic dim
+played = md_escape(model.title if model.title == choice.title else f"{model.title}, in place of {choice.title},")
+heading.subheader(f"{played} at {config.opt_level}")
 settings = pick_settings(model)
 play = play_or_stop(model, settings, config)
 intro.markdown(intro_text(play))

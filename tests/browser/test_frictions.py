@@ -1,0 +1,64 @@
+"""The newcomer's frictions of issue 40, each opened as a user opens it: a first visit, a reload, a second
+browser session, and Back from another page opened in the menu. Each check is a function of the tab, run
+after every one of those four visits."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from tests.browser.harness import EXCEPTION, NAV_LINK, Server, new_tab, skip_unless_available, wait_idle
+from tests.browser.test_addresses import assert_page_shown, page_titled, visit, visit_done
+from workbench_ui.navigation import PageSpec
+
+skip_unless_available()
+
+from playwright.sync_api import Browser, Page, expect  # noqa: E402  (after the skip: may be missing)
+
+Check = Callable[[Page], None]
+ALERT = "[data-testid='stAlertContentError']"
+
+
+def four_visits(server: Server, browser: Browser, spec: PageSpec, sample: str, check: Check,
+                query: str = "") -> None:
+    """`check` after a first visit, a reload, a second session, and Back from the Model page."""
+    url = f"{server.url}/{spec.url_path}?sample={sample}{query}"
+    with new_tab(browser) as tab:
+        visit(tab, spec, url=url)
+        assert_page_shown(tab, spec.url_path, spec, sample)
+        check(tab)
+        visit(tab, spec, reload=True)
+        check(tab)
+        tab.locator(NAV_LINK).filter(has_text="Graph").first.click()
+        expect(tab.locator("h1").first).to_have_text("Graph")
+        visit_done(tab, page_titled("Graph"))
+        tab.go_back()
+        expect(tab.locator("h1").first).to_have_text(spec.title)
+        visit_done(tab, spec)
+        check(tab)
+    with new_tab(browser) as other:
+        visit(other, spec, url=url)
+        check(other)
+
+
+def no_error(tab: Page) -> None:
+    wait_idle(tab)
+    assert tab.locator(EXCEPTION).count() == 0 and tab.locator(ALERT).count() == 0, tab.inner_text("main")
+
+
+def test_dynamic_defaults_fit_the_model_and_name_the_model_played(server: Server, browser: Browser) -> None:
+    """Friction 2: bert_encoder_torch played at sizes it takes (no red broadcast error); a model without a
+    symbolic dim names the BERT layer it plays in its heading, and plays as many distinct sizes as asked."""
+    dynamic = page_titled("Dynamic shapes")
+
+    def bert(tab: Page) -> None:
+        no_error(tab)
+        expect(tab.get_by_role("spinbutton", name="Largest")).to_have_value("128")
+        expect(tab.get_by_text("The largest size defaults to 128")).to_be_visible()
+
+    def residual(tab: Page) -> None:
+        no_error(tab)
+        expect(tab.locator("h3").first).to_contain_text("BERT-style encoder layer, in place of")
+        expect(tab.get_by_text("(4 distinct sizes)")).to_be_visible()
+
+    four_visits(server, browser, dynamic, "bert_encoder_torch", bert)
+    four_visits(server, browser, dynamic, "residual_block", residual)
