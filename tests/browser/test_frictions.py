@@ -4,7 +4,10 @@ after every one of those four visits."""
 
 from __future__ import annotations
 
+import json
+import zipfile
 from collections.abc import Callable
+from pathlib import Path
 
 from tests.browser.harness import EXCEPTION, NAV_LINK, Server, new_tab, skip_unless_available, wait_idle
 from tests.browser.test_addresses import assert_page_shown, page_titled, visit, visit_done
@@ -62,3 +65,31 @@ def test_dynamic_defaults_fit_the_model_and_name_the_model_played(server: Server
 
     four_visits(server, browser, dynamic, "bert_encoder_torch", bert)
     four_visits(server, browser, dynamic, "residual_block", residual)
+
+
+def test_the_debug_pages_reproducer_carries_the_bisections_drift(server: Server, browser: Browser,
+                                                                   tmp_path: Path) -> None:
+    """Friction 4: at a tolerance BatchNorm folding exceeds, the Debug page says the outputs drift, and the
+    reproducer it downloads carries that finding (README, config.json) and a `bisect` command at that tolerance."""
+    debug = page_titled("Debug")
+
+    def drift_in_the_zip(tab: Page) -> None:
+        tolerance = tab.get_by_role("spinbutton", name="Tolerance (max relative error)")
+        tolerance.fill("1.0e-12")
+        tolerance.press("Enter")
+        expect(tab.get_by_text("The outputs first drift after BatchNormFoldPass")).to_be_visible()
+        wait_idle(tab)
+        with tab.expect_download() as info:
+            tab.get_by_role("button", name="Download a reproducer (zip)").click()
+        target = tmp_path / "reproducer.zip"
+        info.value.save_as(target)
+        with zipfile.ZipFile(target) as archive:
+            readme = archive.read("README.txt").decode()
+            kept = json.loads(archive.read("config.json"))
+        assert "first drift after BatchNormFoldPass" in readme and "Everything worked" not in readme
+        assert kept["bisection"]["tolerance"] == 1e-12
+        assert any(c["command"].startswith("python3 -m ge_core bisect") and c["expected_exit"] == 3
+                   for c in kept["commands"])
+        wait_idle(tab)
+
+    four_visits(server, browser, debug, "conv_bn_relu", drift_in_the_zip)
