@@ -9,8 +9,17 @@ import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
-from tests.browser.harness import EXCEPTION, NAV_LINK, Server, new_tab, skip_unless_available, wait_idle
-from tests.browser.test_addresses import assert_page_shown, page_titled, visit, visit_done
+from tests.browser.harness import (
+    EXCEPTION,
+    IDLE,
+    NAV_LINK,
+    PAGE_READY,
+    Server,
+    new_tab,
+    skip_unless_available,
+    wait_idle,
+)
+from tests.browser.test_addresses import assert_page_shown, page_titled
 from workbench_ui.navigation import PageSpec
 
 skip_unless_available()
@@ -22,24 +31,34 @@ ALERT = "[data-testid='stAlertContentError']"
 
 
 def four_visits(server: Server, browser: Browser, spec: PageSpec, sample: str, check: Check,
-                query: str = "") -> None:
-    """`check` after a first visit, a reload, a second session, and Back from the Model page."""
-    url = f"{server.url}/{spec.url_path}?sample={sample}{query}"
+                ready: str = "") -> None:
+    """`check` after a first visit, a reload, Back from the Graph page, and in a second session. `ready`:
+    what shows the page drew (default: the page's own, as test_addresses waits for it)."""
+    url = f"{server.url}/{spec.url_path}?sample={sample}"
+    drawn = f"{ready or PAGE_READY.get(spec.title, IDLE)}, {EXCEPTION}"
+
+    def done(tab: Page) -> None:
+        tab.wait_for_selector(drawn)
+        wait_idle(tab)
+
     with new_tab(browser) as tab:
-        visit(tab, spec, url=url)
+        tab.goto(url)
+        done(tab)
         assert_page_shown(tab, spec.url_path, spec, sample)
         check(tab)
-        visit(tab, spec, reload=True)
+        tab.reload()
+        done(tab)
         check(tab)
         tab.locator(NAV_LINK).filter(has_text="Graph").first.click()
         expect(tab.locator("h1").first).to_have_text("Graph")
-        visit_done(tab, page_titled("Graph"))
+        wait_idle(tab)
         tab.go_back()
         expect(tab.locator("h1").first).to_have_text(spec.title)
-        visit_done(tab, spec)
+        done(tab)
         check(tab)
     with new_tab(browser) as other:
-        visit(other, spec, url=url)
+        other.goto(url)
+        done(other)
         check(other)
 
 
@@ -93,3 +112,14 @@ def test_the_debug_pages_reproducer_carries_the_bisections_drift(server: Server,
         wait_idle(tab)
 
     four_visits(server, browser, debug, "conv_bn_relu", drift_in_the_zip)
+
+
+def test_a_tensor_never_inferred_reads_not_inferred(server: Server, browser: Browser) -> None:
+    """Friction 8: shape_mismatch's Debug page showed `%y = MatMul(%x, %w) : undefined[]`."""
+
+    def not_inferred(tab: Page) -> None:
+        wait_idle(tab)
+        expect(tab.get_by_text("%y = MatMul(%x, %w) : ? (not inferred)")).to_be_visible()
+        assert "undefined[]" not in tab.inner_text("main")
+
+    four_visits(server, browser, page_titled("Debug"), "shape_mismatch", not_inferred, ready="[data-testid='stCode']")
