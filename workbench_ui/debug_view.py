@@ -115,7 +115,7 @@ def show_failure(key: ConfigKey, failure: Failure, exception: BaseException | No
     if failure.graph is not None:
         where = (f"the graph as it was before {failure.pass_name} ran" if failure.pass_name
                  else "the graph as imported")
-        st.markdown(f"**{where.capitalize()}**, the nodes concerned in red (the canvas centres the first):")
+        st.markdown(f"**{where[0].upper()}{where[1:]}**, the nodes concerned in red (the canvas centres the first):")
         graph_id = f"before_{failure.pass_name}" if failure.pass_name else "input"
         show_graph_canvas((key, failure.phase, failure.pass_name), failure.graph, graph_id,
                           canvas_key="ge_debug_canvas", label="failure", marked=failure.nodes,

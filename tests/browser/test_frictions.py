@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from tests.browser.harness import (
+    CANVAS_READY,
     EXCEPTION,
     IDLE,
     NAV_LINK,
@@ -123,3 +124,15 @@ def test_a_tensor_never_inferred_reads_not_inferred(server: Server, browser: Bro
         assert "undefined[]" not in tab.inner_text("main")
 
     four_visits(server, browser, page_titled("Debug"), "shape_mismatch", not_inferred, ready="[data-testid='stCode']")
+
+
+def test_a_sample_fails_inside_a_pass_and_the_debug_page_names_it(server: Server, browser: Browser) -> None:
+    """Friction 6: no sample failed inside a pass; fails_in_a_pass fails in ConstantFoldingPass."""
+
+    def failing_pass(tab: Page) -> None:
+        wait_idle(tab)
+        expect(tab.get_by_text("Failing pass: ConstantFoldingPass")).to_be_visible()
+        expect(tab.get_by_text("The graph as it was before ConstantFoldingPass ran")).to_be_visible()
+        assert tab.locator(EXCEPTION).count() == 0
+
+    four_visits(server, browser, page_titled("Debug"), "fails_in_a_pass", failing_pass, ready=CANVAS_READY)
