@@ -21,7 +21,7 @@ import importlib
 from typing import Any
 
 from ge_core.compiler import CompiledModel, GearedModel, compile, load_compiled
-from ge_core.config import PRECISION_MODES, CompileConfig, MemoryConfig, pass_names
+from ge_core.config import PRECISION_MODES, CompileConfig, MemoryConfig, fusion_pass_names, pass_names
 from ge_core.dynamo import TorchStats, torch_backend, torch_stats
 from ge_core.errors import GEError
 from ge_core.frontend import ImportResult, import_onnx, load_onnx, parse_input_shapes
@@ -74,6 +74,7 @@ __all__ = [
     "dynamic_symbols",
     "execute",
     "from_torch",
+    "fusion_pass_names",
     "import_onnx",
     "kernel_compiles",
     "load_compiled",

@@ -5,12 +5,14 @@ after every one of those four visits."""
 from __future__ import annotations
 
 import json
+import re
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
 from tests.browser.harness import (
     CANVAS_READY,
+    DATAFRAME,
     EXCEPTION,
     IDLE,
     NAV_LINK,
@@ -136,3 +138,30 @@ def test_a_sample_fails_inside_a_pass_and_the_debug_page_names_it(server: Server
         assert tab.locator(EXCEPTION).count() == 0
 
     four_visits(server, browser, page_titled("Debug"), "fails_in_a_pass", failing_pass, ready=CANVAS_READY)
+
+
+def test_compare_turns_all_fusion_off_in_one_click_and_heads_with_best_against_worst(
+        server: Server, browser: Browser) -> None:
+    """Friction 7: 'All fusion off' is one checkbox per configuration (7 passes were picked one by one); the
+    headline names the fastest configuration against the slowest."""
+    compare = page_titled("Compare")
+
+    def headline(tab: Page) -> None:
+        no_error(tab)
+        expect(tab.get_by_text("the fastest,").filter(visible=True).first).to_be_visible()
+        expect(tab.get_by_text("All fusion off").filter(visible=True)).to_have_count(2)
+
+    four_visits(server, browser, compare, "residual_block", headline)
+    with new_tab(browser) as tab:
+        tab.goto(f"{server.url}/{compare.url_path}?sample=residual_block")
+        tab.wait_for_selector(PAGE_READY.get(compare.title, DATAFRAME))
+        wait_idle(tab)
+        tab.get_by_text("All fusion off").filter(visible=True).last.click()  # O3's column: O3 without fusion
+        tab.get_by_role("button", name="Compare", exact=True).click()
+        expect(tab).to_have_url(re.compile(r"cmp="))
+        wait_idle(tab)
+        assert "cmp=" in tab.url and tab.locator(EXCEPTION).count() == 0
+        boxes = (tab.locator("[data-testid='stCheckbox']", has_text="All fusion off").filter(visible=True)
+                 .locator("input"))
+        assert [boxes.nth(i).is_checked() for i in range(boxes.count())] == [False, True]  # kept, from the address
+
