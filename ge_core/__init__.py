@@ -40,6 +40,7 @@ from ge_core.session import STRATEGY_TITLES as DYNAMIC_STRATEGY_TITLES
 from ge_core.session import DynamicAxis, Playback, RunRecord, Session, SessionOptions, request_sizes
 from ge_core.session import play as play_requests
 from ge_core.session import symbols as dynamic_symbols
+from ge_core.session.prefill import prefill_spec as prefill_input_shapes
 from ge_core.sim import SimResult, simulate
 from ge_core.version import __version__ as __version__  # re-exported
 
@@ -83,6 +84,7 @@ __all__ = [
     "parse_input_shapes",
     "pass_names",
     "play_requests",
+    "prefill_input_shapes",
     "profile_names",
     "random_feeds",
     "request_sizes",

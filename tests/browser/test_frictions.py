@@ -10,6 +10,7 @@ import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
+from tests.app.models import text_line_model
 from tests.browser.harness import (
     CANVAS_READY,
     DATAFRAME,
@@ -22,7 +23,7 @@ from tests.browser.harness import (
     skip_unless_available,
     wait_idle,
 )
-from tests.browser.test_addresses import assert_page_shown, page_titled
+from tests.browser.test_addresses import assert_page_shown, page_titled, upload_model
 from workbench_ui.navigation import PageSpec
 
 skip_unless_available()
@@ -165,3 +166,38 @@ def test_compare_turns_all_fusion_off_in_one_click_and_heads_with_best_against_w
                  .locator("input"))
         assert [boxes.nth(i).is_checked() for i in range(boxes.count())] == [False, True]  # kept, from the address
 
+
+def test_an_upload_with_symbolic_dims_is_prefilled_with_sizes_it_takes(server: Server, browser: Browser) -> None:
+    """Friction 5: a text-line model (symbolic width before a 3x3 AveragePool) was prefilled `x:1,3,32,1` and
+    refused at once; now `x:1,3,32,224`, imported. Typed sizes it refuses are named as the cause."""
+    landing = page_titled("Model")
+
+    def prefilled(tab: Page) -> None:
+        wait_idle(tab)
+        expect(tab.get_by_test_id("stSidebar").get_by_role("textbox", name="Input shapes")).to_have_value(
+            "x:1,3,32,224")
+        expect(tab.get_by_text("Legality check passed")).to_be_visible()
+        assert tab.locator(EXCEPTION).count() == 0 and tab.locator(ALERT).count() == 0
+
+    with new_tab(browser) as tab:
+        tab.goto(f"{server.url}/")
+        tab.wait_for_selector(PAGE_READY["Model"])
+        wait_idle(tab)
+        upload_model(tab, "line.onnx", text_line_model())
+        prefilled(tab)
+        shared = tab.url
+        tab.reload()
+        prefilled(tab)
+        tab.locator(NAV_LINK).filter(has_text="Graph").first.click()
+        expect(tab.locator("h1").first).to_have_text("Graph")
+        wait_idle(tab)
+        tab.go_back()
+        expect(tab.locator("h1").first).to_have_text(re.compile(f"^({landing.title}|GE Workbench)$"))
+        prefilled(tab)
+        box = tab.get_by_test_id("stSidebar").get_by_role("textbox", name="Input shapes")
+        box.fill("x:1,3,32,1")
+        box.press("Enter")
+        expect(tab.get_by_text("are the cause")).to_be_visible()
+    with new_tab(browser) as other:
+        other.goto(shared)
+        prefilled(other)
