@@ -51,3 +51,13 @@ def test_bert_through_torch_compile() -> None:
     stats = ge_core.torch_stats()
     assert len(stats.compiles) == stats.graphs >= 1 and stats.calls[-1].compiled is False
     torch._dynamo.reset()
+
+
+def test_a_gpt2_returning_its_kv_cache_is_refused_with_use_cache_false_as_the_fix() -> None:
+    """Issue 40, friction 10: a raw RuntimeError ("Found DynamicCache in output") before."""
+    torch.manual_seed(1)
+    config = transformers.GPT2Config(vocab_size=100, n_embd=32, n_layer=1, n_head=4, n_positions=32,
+                                     bos_token_id=0, eos_token_id=0)  # use_cache defaults to True
+    module = transformers.GPT2LMHeadModel(config).eval()
+    with pytest.raises(ge_core.GEError, match=r"returns a DynamicCache.*use_cache=False"):
+        ge_core.from_torch(module, (torch.randint(0, 100, (1, 8)),))
