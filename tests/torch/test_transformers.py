@@ -61,3 +61,22 @@ def test_a_gpt2_returning_its_kv_cache_is_refused_with_use_cache_false_as_the_fi
     module = transformers.GPT2LMHeadModel(config).eval()
     with pytest.raises(ge_core.GEError, match=r"returns a DynamicCache.*use_cache=False"):
         ge_core.from_torch(module, (torch.randint(0, 100, (1, 8)),))
+
+
+def test_a_vit_whose_dropout_probability_export_refuses_runs_eagerly_through_the_backend() -> None:
+    """Issue 40, friction 10: with dynamic=True Dynamo passes the (eval-mode) dropout probability as a tensor,
+    torch.export refuses the data-dependent check on it, and the backend's ExportError broke the model."""
+    torch.manual_seed(0)
+    config = transformers.ViTConfig(num_hidden_layers=1, hidden_size=32, num_attention_heads=2, intermediate_size=64,
+                                    image_size=32, patch_size=8, hidden_dropout_prob=0.1,
+                                    attention_probs_dropout_prob=0.1)
+    module = transformers.ViTForImageClassification(config).eval()
+    torch._dynamo.reset()
+    ge_core.torch_stats(reset=True)
+    compiled = torch.compile(module, backend=ge_core.torch_backend(), dynamic=True)
+    x = torch.randn(2, 3, 32, 32)
+    with torch.no_grad():
+        assert torch.allclose(compiled(x).logits, module(x).logits, atol=1e-5)
+    stats = ge_core.torch_stats(reset=True)
+    torch._dynamo.reset()
+    assert stats.fallbacks and all("runs eagerly: ExportError" in f for f in stats.fallbacks)
