@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from workbench_ui.dynamic_view import (
+    coinciding_note,
     dynamic_model,
     intro_text,
     pick_settings,
@@ -40,5 +41,7 @@ st.caption(play_caption(play))
 st.dataframe(strategy_table(play.plays), hide_index=True)
 requests = request_table(play.plays)
 st.altair_chart(request_chart(requests, "simulated µs", "Simulated NPU latency per request"))
+if note := coinciding_note(requests, "simulated µs"):
+    st.caption(note)
 st.altair_chart(request_chart(requests, "request ms", "Request time (compiles and decisions included), log scale",
                               log=True))

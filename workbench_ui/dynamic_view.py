@@ -196,6 +196,17 @@ def request_chart(requests: pd.DataFrame, field: str, title: str, log: bool = Fa
                              alt.Tooltip("compile ms:Q", format=".1f"), alt.Tooltip("decision ms:Q", format=".1f")]))
 
 
+def coinciding_note(requests: pd.DataFrame, field: str) -> str:
+    """Which strategies' lines lie on one another in the chart of `field` ("" when none do): each keeps its
+    dash and point shape, the caption says so."""
+    series = {name: tuple(rows[field].round(3)) for name, rows in requests.groupby("strategy", sort=False)}
+    same = [[a, b] for i, (a, va) in enumerate(series.items()) for b, vb in list(series.items())[i + 1:] if va == vb]
+    if not same:
+        return ""
+    pairs = "; ".join(f"{a} and {b}" for a, b in same)
+    return f"The same {field} request by request, so their lines lie on one another (each has its own dash): {pairs}."
+
+
 def intro_text(play: Play) -> str:
     """The page's introduction, with the numbers of the play on screen."""
     title, symbol, sizes = play.title, play.symbol, play.sizes

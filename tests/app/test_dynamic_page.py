@@ -80,3 +80,4 @@ def test_a_model_without_symbolic_dims_names_the_model_played_and_plays_every_di
     assert "(4 distinct sizes)" in intro
     latency = at.get("vega_lite_chart")[0].proto.spec
     assert "strokeDash" in latency  # static and range coincide: a dash of their own keeps both in sight
+    assert any("lie on one another" in c.value and "static" in c.value and "range" in c.value for c in at.caption)
