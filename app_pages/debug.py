@@ -49,7 +49,7 @@ with body:
         show_bisection(numerics, tolerance)
     st.markdown("#### Reproducer")
     failure = first_failure(outcome, numerics)
-    show_reproducer(config, outcome, failure, seed)
+    show_reproducer(config, outcome, failure, seed, numerics.result if numerics is not None else None)
     graph = outcome.compiled.input_graph if outcome.compiled is not None else None
     show_ge_log_section({n.name for n in graph.nodes} if graph is not None else set(), choice.title)
 with overview:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from workbench_ui.dynamic_view import (
+    coinciding_note,
     dynamic_model,
     intro_text,
     pick_settings,
@@ -27,10 +28,12 @@ st.title("Dynamic shapes")
 choice = require_model(config)
 not_for_dumps(choice, "it is one graph GE compiled for fixed shapes, so there is nothing to recompile for other "
                       "request sizes here. Pick a model in the sidebar to play requests through the strategies.")
-st.subheader(f"{md_escape(choice.title)} at {config.opt_level}")  # as every page names the model on screen
+heading = st.empty()  # as every page, it names the model on screen: the one played, once known
 intro = st.empty()
 intro.markdown(INTRO)  # until the play's numbers replace it
 model = dynamic_model(choice)  # the picked model, or a BERT-style layer when it has no symbolic dim
+played = md_escape(model.title if model.title == choice.title else f"{model.title}, in place of {choice.title},")
+heading.subheader(f"{played} at {config.opt_level}")
 settings = pick_settings(model)
 play = play_or_stop(model, settings, config)
 intro.markdown(intro_text(play))
@@ -38,5 +41,7 @@ st.caption(play_caption(play))
 st.dataframe(strategy_table(play.plays), hide_index=True)
 requests = request_table(play.plays)
 st.altair_chart(request_chart(requests, "simulated µs", "Simulated NPU latency per request"))
+if note := coinciding_note(requests, "simulated µs"):
+    st.caption(note)
 st.altair_chart(request_chart(requests, "request ms", "Request time (compiles and decisions included), log scale",
                               log=True))

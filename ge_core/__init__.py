@@ -21,7 +21,7 @@ import importlib
 from typing import Any
 
 from ge_core.compiler import CompiledModel, GearedModel, compile, load_compiled
-from ge_core.config import PRECISION_MODES, CompileConfig, MemoryConfig, pass_names
+from ge_core.config import PRECISION_MODES, CompileConfig, MemoryConfig, fusion_pass_names, pass_names
 from ge_core.dynamo import TorchStats, torch_backend, torch_stats
 from ge_core.errors import GEError
 from ge_core.frontend import ImportResult, import_onnx, load_onnx, parse_input_shapes
@@ -40,6 +40,7 @@ from ge_core.session import STRATEGY_TITLES as DYNAMIC_STRATEGY_TITLES
 from ge_core.session import DynamicAxis, Playback, RunRecord, Session, SessionOptions, request_sizes
 from ge_core.session import play as play_requests
 from ge_core.session import symbols as dynamic_symbols
+from ge_core.session.prefill import prefill_spec as prefill_input_shapes
 from ge_core.sim import SimResult, simulate
 from ge_core.version import __version__ as __version__  # re-exported
 
@@ -74,6 +75,7 @@ __all__ = [
     "dynamic_symbols",
     "execute",
     "from_torch",
+    "fusion_pass_names",
     "import_onnx",
     "kernel_compiles",
     "load_compiled",
@@ -82,6 +84,7 @@ __all__ = [
     "parse_input_shapes",
     "pass_names",
     "play_requests",
+    "prefill_input_shapes",
     "profile_names",
     "random_feeds",
     "request_sizes",

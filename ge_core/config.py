@@ -181,6 +181,11 @@ def pass_names() -> list[str]:
     return [p.name for p in all_passes()]
 
 
+def fusion_pass_names() -> list[str]:
+    """The graph fusion and UB fusion passes, in pipeline order: what "all fusion off" switches off."""
+    return [p.name for p in all_passes() if type(p).__module__.startswith("ge_core.passes.fusion")]
+
+
 def _known_passes(names: Iterable[str], what: str) -> list[str]:
     if isinstance(names, str):
         raise UsageError(f"{what} must be a collection of pass names, not the string '{names}'.")

@@ -264,6 +264,19 @@ def shape_mismatch() -> onnx.ModelProto:
                    "Broken on purpose: two independent shape errors (a MatMul and an Add).")
 
 
+def fails_in_a_pass() -> onnx.ModelProto:
+    """A Reshape whose target is sliced from a 70,000-element ConstantOfShape: too big for import's shape
+    inference to evaluate (it propagates values up to 65,536 elements), so the model imports with the
+    Reshape's output unknown. ConstantFoldingPass computes the target, [4, 4], and the graph after it fails
+    verification: 6 elements cannot be reshaped into 16. The error was in the model all along; a pass finds it."""
+    b = Builder(seed=8)
+    sizes = b.op("ConstantOfShape", [b.init("count", i64(70_000))], "sizes", value=numpy_helper.from_array(i64(4)))
+    target = b.op("Slice", [sizes, b.init("start", i64(0)), b.init("end", i64(2))], "target")
+    b.op("Relu", [b.op("Reshape", ["x", target], "reshaped")], "y")
+    return b.model("fails_in_a_pass", [tensor("x", [1, 6])], [tensor("y", [None, None])],
+                   "Broken on purpose: a Reshape target only constant folding computes, which does not fit.")
+
+
 # --- checking, running, writing ------------------------------------------------------------------
 
 
@@ -288,6 +301,9 @@ SPECS: dict[str, Spec] = {
     # Structure only: the full check runs strict shape inference, which rightly rejects both
     # mismatches, and ORT refuses to load it, so it is saved unrun - finding them is the workbench's job.
     "shape_mismatch": Spec(shape_mismatch, "structure"),
+    # The full check passes (onnx's inference leaves the Reshape's output unknown, as ours does); ORT would
+    # refuse to run it, so it is saved unrun.
+    "fails_in_a_pass": Spec(fails_in_a_pass, "checker"),
 }
 CONCRETE_DIMS = {"batch": 2, "seq": 12}
 

@@ -7,6 +7,8 @@ import pytest
 import ge_core
 from ge_core.debugging import bug_failure, error_failure, import_failure, nodes_named
 from ge_core.errors import ExecutionError, GEError, ModelError
+from ge_core.frontend.summary import summarize
+from ge_core.ir.text import node_to_text
 from ge_core.passes.infra.manager import PassError
 from ge_core.samples.registry import sample_bytes
 from tests.debugging.broken_passes import CrashingPass, RefusingPass, with_step
@@ -61,3 +63,12 @@ def test_nodes_named_keeps_only_nodes_of_the_graph() -> None:
     assert nodes_named(["node 'ghost' here"], None) == ["ghost"]
     err = ModelError("refused:", problems=[f"node '{real}' (Conv): bad"])
     assert error_failure(err, "load", graph).nodes == (real,)
+
+
+def test_a_tensor_shape_inference_never_reached_reads_not_inferred_not_undefined() -> None:
+    """Issue 40: the Debug page's node line and `inspect` showed `undefined[]` for shape_mismatch's outputs."""
+    result = ge_core.import_onnx(sample_bytes("shape_mismatch"))
+    lines = [node_to_text(result.graph, n) for n in result.graph.nodes]
+    assert "%y = MatMul(%x, %w) : ? (not inferred)" in lines
+    text = summarize(result).to_text()
+    assert "output   y: ? (not inferred)" in text and "undefined" not in text

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import ge_core
-from ge_core.debugging import import_failure, replay_commands, reproducer_zip
+from ge_core.debugging import bisect_numerics, import_failure, replay_commands, reproducer_zip
 from ge_core.debugging.dump import dump_zip
 from ge_core.samples.registry import get_sample, sample_bytes
 
@@ -61,6 +61,32 @@ def test_a_working_model_replays_with_exit_zero(tmp_path: Path) -> None:
     with np.load(tmp_path / "outputs.npz") as out:
         want = ge_core.compile(graph, opt_level="O3").run(feeds)
         assert np.allclose(out[next(iter(want))], next(iter(want.values())), rtol=1e-5, atol=1e-6)
+
+
+def test_a_numeric_drift_is_carried_and_the_bisect_verb_replays_it_from_any_folder(tmp_path: Path) -> None:
+    """Issue 40: a bisection's finding goes into the zip (its README said "Everything worked"); `bisect`
+    replays it at its tolerance. The commands run from a temporary folder, ge_core importable as the README's
+    `pip install -e .` makes it (PYTHONPATH here: the tests never install the project)."""
+    compiled = ge_core.compile(sample_bytes("conv_bn_relu"))
+    feeds = ge_core.random_feeds(compiled.input_graph, 0)
+    drift = bisect_numerics(compiled, feeds, 1e-12)  # BatchNorm folding moves float32 outputs by ~1e-7
+    assert drift.first_bad is not None and drift.first_bad.name == "BatchNormFoldPass"
+    unzip(reproducer_zip(sample_bytes("conv_bn_relu"), opt_level="O3", feeds=feeds, bisection=drift), tmp_path)
+    readme = (tmp_path / "README.txt").read_text()
+    assert "Everything worked" not in readme and "first drift after BatchNormFoldPass" in readme
+    assert "pip install -e ." in readme and "PYTHONPATH" not in readme
+    kept = json.loads((tmp_path / "config.json").read_text())["bisection"]
+    assert kept["tolerance"] == 1e-12 and kept["first_bad"]["pass"] == "BatchNormFoldPass"
+    results = replay(tmp_path)
+    assert [r[1] for r in results] == [0, 0, 0, 3]  # inspect, compile, run agree; bisect finds the drift
+    for command, expected, got, stderr in results:
+        assert got == expected, f"{command}: {stderr}"
+    assert "--tolerance 1e-12" in results[-1][0] and "first drift after BatchNormFoldPass" in results[-1][3]
+    within = bisect_numerics(compiled, feeds, 1e-4)
+    unzip(reproducer_zip(sample_bytes("conv_bn_relu"), opt_level="O3", feeds=feeds, bisection=within), tmp_path)
+    assert "within its tolerance 1.0e-04" in (tmp_path / "README.txt").read_text()
+    bisect_run = replay(tmp_path)[-1]
+    assert bisect_run[1] == bisect_run[2] == 0, bisect_run
 
 
 def test_a_broken_model_replays_with_the_refusal(tmp_path: Path) -> None:

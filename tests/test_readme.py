@@ -4,6 +4,8 @@ use, and every link in the README, docs/ and bench/README.md leads to a file of 
 from __future__ import annotations
 
 import re
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -100,6 +102,30 @@ def test_every_link_leads_to_a_file_of_the_repository(page: Path) -> None:
         elif anchor and path.suffix == ".md" and anchor not in anchors(path):
             broken.append(f"{target}: {path.name} has no heading #{anchor}")
     assert broken == []
+
+
+def git(*args: str) -> str:
+    if shutil.which("git") is None or not (REPO / ".git").exists():
+        pytest.skip("needs the git checkout (a clone is what a newcomer has)")
+    return subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True, check=False, timeout=60).stdout
+
+
+def test_every_local_link_of_the_readme_is_in_a_clone_and_the_venv_is_ignored() -> None:
+    """Issue 40, friction 9: a link to a design page the clone lacked (on disk here, never committed); and the
+    README's `.venv` showed up in `git status`."""
+    tracked = set(git("ls-files").splitlines())
+    missing = []
+    for page in PAGES:
+        for target in LINK.findall(prose(page.read_text(encoding="utf-8"))):
+            path_part = target.partition("#")[0]
+            if target.startswith(("http://", "https://")) or not path_part:
+                continue
+            relative = (page.parent / path_part).resolve().relative_to(REPO).as_posix()
+            if relative not in tracked and not any(t.startswith(relative + "/") for t in tracked):
+                missing.append(f"{page.name}: {target}")
+    assert missing == [], "linked but not committed: a clone lacks them"
+    assert "python3 -m venv .venv" in README.read_text(encoding="utf-8")
+    assert git("check-ignore", ".venv/bin/python").strip() == ".venv/bin/python"
 
 
 def test_the_link_reader_finds_links_and_skips_code() -> None:

@@ -13,6 +13,7 @@ import pytest
 
 import ge_core
 from ge_core.errors import UsageError
+from ge_core.passes.infra.manager import PassError
 from ge_core.samples import calibrate
 from ge_core.samples import registry as samples
 
@@ -63,7 +64,7 @@ def test_registry_covers_the_expected_samples() -> None:
     assert samples.DEFAULT_SAMPLE == "conv_bn_relu" and kinds["conv_bn_relu"] == "sample"
     for name in ("residual_block", "mlp", "transformer_encoder", "dead_branches_consts"):
         assert kinds[name] == "sample"
-    assert kinds["unsupported_op"] == kinds["shape_mismatch"] == "broken"
+    assert kinds["unsupported_op"] == kinds["shape_mismatch"] == kinds["fails_in_a_pass"] == "broken"
     for name in ("resnet50", "densenet121", "inception_v1", "inception_v2", "squeezenet", "shufflenet",
                  "vgg19", "bvlc_alexnet", "zfnet512"):
         assert kinds[name] == "light"
@@ -151,6 +152,10 @@ def test_broken_samples_are_broken_as_advertised() -> None:
     with pytest.raises(onnx.shape_inference.InferenceError) as info:
         onnx.checker.check_model(samples.get_sample("shape_mismatch").load(), full_check=True)
     assert "MatMul" in str(info.value) and "Add" in str(info.value)
+    late = samples.sample_bytes("fails_in_a_pass")  # imports; only a pass finds its error
+    assert ge_core.import_onnx(late).ok
+    with pytest.raises(PassError, match=r"(?s)ConstantFoldingPass.*cannot reshape 6 elements into \[4, 4\]"):
+        ge_core.compile(late, verify=True)
 
 
 def test_build_script_is_deterministic(tmp_path: Path) -> None:
@@ -158,7 +163,7 @@ def test_build_script_is_deterministic(tmp_path: Path) -> None:
                           capture_output=True, text=True, timeout=300, check=False)
     assert proc.returncode == 0, proc.stderr
     built = sorted(p for p in tmp_path.iterdir() if p.is_file())
-    assert len(built) == 5 * 3 + 2  # model, inputs, outputs per valid sample + two broken models
+    assert len(built) == 5 * 3 + 3  # model, inputs, outputs per valid sample + three broken models
     for path in built:
         committed = REPO / "sample_models" / path.name
         if path.name.endswith(".outputs.npz"):  # ORT's last bits may differ from machine to machine

@@ -141,8 +141,8 @@ def roofline_chart(points: pd.DataFrame, roof: pd.DataFrame, selected: str) -> a
 
 
 def delta_chart(metrics: pd.DataFrame, metric: str, title: str) -> alt.Chart:
-    """One bar per configuration for one metric of a comparison."""
+    """One bar per configuration for one metric of a comparison, in the comparison's (the table's) order."""
     return alt.Chart(metrics).mark_bar().encode(
-        x=alt.X(f"{metric}:Q", title=title), y=alt.Y("config:N", sort=None, title=None),
+        x=alt.X(f"{metric}:Q", title=title), y=alt.Y("config:N", sort=[str(c) for c in metrics["config"]], title=None),
         tooltip=["config", alt.Tooltip(f"{metric}:Q", format=",.4g")],
     ).properties(height=alt.Step(22), width="container")

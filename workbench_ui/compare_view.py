@@ -13,7 +13,7 @@ from dataclasses import replace
 import pandas as pd
 import streamlit as st
 
-from ge_core import PRECISION_MODES, CompileConfig, pass_names, profile_names
+from ge_core import PRECISION_MODES, CompileConfig, fusion_pass_names, pass_names, profile_names
 from ge_core.errors import GEError
 from ge_core.viz import (
     STRATEGY_CHOICES,
@@ -83,20 +83,25 @@ def run_comparison(choice: ModelChoice, spec: ComparisonSpec, numerics: bool) ->
 
 
 def on_screen(title: str, metrics: pd.DataFrame) -> str:
+    """The best configuration against the worst: by simulated latency when every one has it, else by kernels."""
     ok = metrics[metrics["status"] == "ok"]
     if len(ok) < 2:
         return f"On **{md_escape(title)}** fewer than two configurations compiled: see the errors below."
-    first, last = ok.iloc[0], ok.iloc[-1]
-    parts = [f"{int(last['kernels'])} kernels against {int(first['kernels'])}"]
-    if pd.notna(first["arena_bytes"]) and pd.notna(last["arena_bytes"]):
-        arena, bound = (format_bytes(int(last[c])) for c in ("arena_bytes", "theory_min_bytes"))
-        parts.append(f"an arena of {arena} against {format_bytes(int(first['arena_bytes']))} (lower bound {bound} "
-                     f"against {format_bytes(int(first['theory_min_bytes']))})")
-    if pd.notna(first["simulated_us"]) and pd.notna(last["simulated_us"]):
-        parts.append(f"{float(last['simulated_us']):,.1f} µs against {float(first['simulated_us']):,.1f} µs "
-                     f"({(float(last['simulated_us']) / float(first['simulated_us']) - 1):+.0%})")
-    return (f"On **{md_escape(title)}**, {code_span(str(last['config']))} against {code_span(str(first['config']))}: "
-            + "; ".join(parts) + ".")
+    by = "simulated_us" if ok["simulated_us"].notna().all() else "kernels"
+    ranked = ok.sort_values(by, kind="stable")
+    best, worst = ranked.iloc[0], ranked.iloc[-1]
+    parts = [f"{int(best['kernels'])} kernels against {int(worst['kernels'])}"]
+    if pd.notna(best["arena_bytes"]) and pd.notna(worst["arena_bytes"]):
+        arena, bound = (format_bytes(int(best[c])) for c in ("arena_bytes", "theory_min_bytes"))
+        parts.append(f"an arena of {arena} against {format_bytes(int(worst['arena_bytes']))} (lower bound {bound} "
+                     f"against {format_bytes(int(worst['theory_min_bytes']))})")
+    if by == "simulated_us":
+        parts.insert(0, f"{float(best['simulated_us']):,.1f} µs against {float(worst['simulated_us']):,.1f} µs "
+                        f"({(float(best['simulated_us']) / float(worst['simulated_us']) - 1):+.0%})")
+    rank = "fastest" if by == "simulated_us" else "fewest kernels"
+    other = "slowest" if by == "simulated_us" else "most"
+    return (f"On **{md_escape(title)}**, the {rank}, {code_span(str(best['config']))}, against the {other}, "
+            f"{code_span(str(worst['config']))}: " + "; ".join(parts) + ".")
 
 
 def show_editor(config: WorkbenchConfig, spec: ComparisonSpec) -> ComparisonSpec:
@@ -144,11 +149,15 @@ def _config_widgets(i: str, name: str, base: CompileConfig, targets: list[str]) 
     precisions = [PROFILE_PRECISION, *PRECISION_MODES]  # the first: the profile's default, ATC's own
     precision = st.selectbox("Precision", precisions, index=precisions.index(base.precision_mode or PROFILE_PRECISION),
                              key=f"ge_cmp_precision_{i}")
-    off = st.multiselect("Passes switched off", pass_names(), default=sorted(base.disabled_passes),
-                         key=f"ge_cmp_off_{i}", placeholder="none")
+    fusion = set(fusion_pass_names())
+    no_fusion = st.checkbox("All fusion off", value=fusion <= base.disabled_passes, key=f"ge_cmp_nofusion_{i}",
+                            help=f"Switch off the {len(fusion)} fusion passes at once: {', '.join(sorted(fusion))}.")
+    others = base.disabled_passes - fusion if fusion <= base.disabled_passes else base.disabled_passes
+    off = st.multiselect("Other passes switched off" if no_fusion else "Passes switched off", pass_names(),
+                         default=sorted(others), key=f"ge_cmp_off_{i}", placeholder="none")
     config = replace(base, opt_level=str(opt), hardware=None if hardware == NO_TARGET else str(hardware),
                      precision_mode=None if precision == PROFILE_PRECISION else str(precision),
-                     disabled_passes=frozenset(off),
+                     disabled_passes=frozenset(off) | (fusion if no_fusion else set()),
                      memory=replace(base.memory, strategy=str(strategy)))
     return label.strip(), config
 
@@ -167,7 +176,7 @@ def show_metrics(metrics: pd.DataFrame) -> None:
     for column, (metric, title) in zip(cols, (("kernels", "kernels"), ("arena_bytes", "arena bytes"),
                                               ("simulated_us", "simulated µs")), strict=True):
         if metrics[metric].notna().any():
-            column.altair_chart(delta_chart(metrics, metric, title))
+            column.altair_chart(delta_chart(metrics, metric, title))  # bars in the table's order
 
 
 def at_a_glance(metrics: pd.DataFrame) -> pd.DataFrame:

@@ -115,7 +115,7 @@ def show_failure(key: ConfigKey, failure: Failure, exception: BaseException | No
     if failure.graph is not None:
         where = (f"the graph as it was before {failure.pass_name} ran" if failure.pass_name
                  else "the graph as imported")
-        st.markdown(f"**{where.capitalize()}**, the nodes concerned in red (the canvas centres the first):")
+        st.markdown(f"**{where[0].upper()}{where[1:]}**, the nodes concerned in red (the canvas centres the first):")
         graph_id = f"before_{failure.pass_name}" if failure.pass_name else "input"
         show_graph_canvas((key, failure.phase, failure.pass_name), failure.graph, graph_id,
                           canvas_key="ge_debug_canvas", label="failure", marked=failure.nodes,
@@ -136,7 +136,8 @@ def show_bisection(numerics: NumericsOutcome, tolerance: float) -> None:
         st.error(md_escape(f"The outputs first drift after {bad.name} (step {bad.index}, stage {bad.stage}): "
                            f"output '{worst[0]}' moved by {worst[1]:.3g} (relative), over the tolerance "
                            f"{tolerance:.1e}.") + "  \n**What to do:** switch the pass off in the sidebar and "
-                 "check that the drift goes away; the Graph page shows what it rewrote.")
+                 "check that the drift goes away; the Graph page shows what it rewrote. The reproducer below "
+                 "carries this finding: its `bisect` command replays it.")
     st.dataframe(result.table(), hide_index=True, height="content", column_config={
         "changed": st.column_config.CheckboxColumn(),
         "max error": st.column_config.NumberColumn(format="%.2e"),
@@ -148,13 +149,15 @@ def show_bisection(numerics: NumericsOutcome, tolerance: float) -> None:
                "would show.")
 
 
-def show_reproducer(config: WorkbenchConfig, outcome: CompileOutcome, failure: Failure | None, seed: int) -> None:
-    """The reproducer zip (model, settings, inputs, README with the commands), built when pressed."""
+def show_reproducer(config: WorkbenchConfig, outcome: CompileOutcome, failure: Failure | None, seed: int,
+                    bisection: BisectResult | None = None) -> None:
+    """The reproducer zip (model, settings, inputs, the bisection's finding, README with the commands), built
+    when pressed."""
     choice = config.choice
     if choice is None:
         return
     graph = _feed_graph(outcome)
-    build = functools.partial(_reproducer_bytes, choice.fetch, config, graph, seed, failure)
+    build = functools.partial(_reproducer_bytes, choice.fetch, config, graph, seed, failure, bisection)
     st.download_button("Download a reproducer (zip)", on_click="ignore", data=build, file_name="ge_reproducer.zip",
                        mime="application/zip", icon=":material/download:",
                        help="model.onnx, config.json (the compile configuration: opt level, passes switched off, "
@@ -173,11 +176,12 @@ def _feed_graph(outcome: CompileOutcome) -> Graph | None:
 
 
 def _reproducer_bytes(fetch: Callable[[], bytes], config: WorkbenchConfig, graph: Graph | None,
-                      seed: int, failure: Failure | None) -> bytes:
+                      seed: int, failure: Failure | None, bisection: BisectResult | None) -> bytes:
     feeds = None
     if graph is not None:
         try:
             feeds = random_feeds(graph, seed)
         except GEError:  # e.g. symbolic dims without shapes: the run command makes its own inputs
             feeds = None
-    return reproducer_zip(fetch(), config.compile_config(), feeds=feeds, seed=seed, failure=failure)
+    return reproducer_zip(fetch(), config.compile_config(), feeds=feeds, seed=seed, failure=failure,
+                          bisection=bisection if feeds is not None else None)

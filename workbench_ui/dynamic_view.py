@@ -99,7 +99,7 @@ def play_caption(play: Play) -> str:
 
 def pick_settings(model: DynamicModel) -> dict[str, int | str]:
     """The dim that varies (`symbol`) and the sizes' settings, read from and written back to the address (so
-    a view can be shared)."""
+    a view can be shared). The defaults fit the model: the largest size is one its shapes take."""
     symbols = ge_core.dynamic_symbols(model.graph)
     params = st.query_params
     default_symbol = next((s for s in symbols if "seq" in s), symbols[-1])
@@ -107,20 +107,39 @@ def pick_settings(model: DynamicModel) -> dict[str, int | str]:
     columns = st.columns(6)
     symbol = columns[0].selectbox("Dim that varies", symbols, index=symbols.index(wanted) if wanted in symbols else
                                   symbols.index(default_symbol))
+    defaults = model_defaults(model, symbol)
     chosen: dict[str, int | str] = {"symbol": symbol}
     labels = {"requests": "Requests", "distinct": "Distinct sizes", "low": "Smallest", "high": "Largest",
               "seed": "Seed"}
-    for column, (name, default) in zip(columns[1:], SETTINGS.items(), strict=True):
+    for column, (name, default) in zip(columns[1:], defaults.items(), strict=True):
         low, high = LIMITS[name]
         try:
             start = min(max(int(params.get(name, default)), low), high)
         except ValueError:
             start = default
         chosen[name] = int(column.number_input(labels[name], low, high, start, step=1))
+    if defaults["high"] < SETTINGS["high"]:
+        st.caption(f"The largest size defaults to {defaults['high']}: the largest `{symbol}` "
+                   f"{model.title} takes (its shapes stop adding up above it, e.g. at a position-embedding table).")
     address.write("dim", symbol, default_symbol)  # defaults stay out of the address (no history entry of their own)
-    for name, default in SETTINGS.items():
+    for name, default in defaults.items():
         address.write(name, chosen[name], default)
     return chosen
+
+
+def model_defaults(model: DynamicModel, symbol: str) -> dict[str, int]:
+    """SETTINGS, with the largest size lowered to the largest the model takes along `symbol` (and the
+    smallest kept below it)."""
+    largest = _largest_size(model.key, symbol, SETTINGS["high"], model.graph, model.defaults)
+    if largest is None or largest >= SETTINGS["high"]:
+        return dict(SETTINGS)
+    return {**SETTINGS, "high": largest, "low": min(SETTINGS["low"], largest)}
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def _largest_size(model_key: str, symbol: str, up_to: int, _graph: ge_core.Graph,
+                  _defaults: dict[str, tuple[int, ...]]) -> int | None:
+    return ge_core.DynamicAxis.of_graph(_graph, symbol, _defaults).largest_size(_graph, up_to)
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
@@ -163,12 +182,29 @@ def request_table(plays: Plays) -> pd.DataFrame:
 
 
 def request_chart(requests: pd.DataFrame, field: str, title: str, log: bool = False) -> alt.Chart:
+    """One line per strategy, in the table's order; each its own dash and point shape, so a strategy whose
+    line lies on another's (static and range run the same exact shapes) still shows."""
     scale = alt.Scale(type="log") if log else alt.Scale(zero=False)
+    order = list(ge_core.DYNAMIC_STRATEGY_TITLES.values())
+    dashes = [[1, 0], [6, 3], [2, 2], [8, 2, 2, 2]][:len(order)]
     return (alt.Chart(requests, title=title).mark_line(point=True)
             .encode(x=alt.X("request:Q", title="request"), y=alt.Y(f"{field}:Q", scale=scale),
-                    color=alt.Color("strategy:N"),
+                    color=alt.Color("strategy:N", sort=order, legend=alt.Legend(labelLimit=320)),
+                    strokeDash=alt.StrokeDash("strategy:N", sort=order, scale=alt.Scale(domain=order, range=dashes)),
+                    shape=alt.Shape("strategy:N", sort=order),
                     tooltip=["strategy", "request", "size", "ran at", alt.Tooltip(f"{field}:Q", format=".1f"),
                              alt.Tooltip("compile ms:Q", format=".1f"), alt.Tooltip("decision ms:Q", format=".1f")]))
+
+
+def coinciding_note(requests: pd.DataFrame, field: str) -> str:
+    """Which strategies' lines lie on one another in the chart of `field` ("" when none do): each keeps its
+    dash and point shape, the caption says so."""
+    series = {name: tuple(rows[field].round(3)) for name, rows in requests.groupby("strategy", sort=False)}
+    same = [[a, b] for i, (a, va) in enumerate(series.items()) for b, vb in list(series.items())[i + 1:] if va == vb]
+    if not same:
+        return ""
+    pairs = "; ".join(f"{a} and {b}" for a, b in same)
+    return f"The same {field} request by request, so their lines lie on one another (each has its own dash): {pairs}."
 
 
 def intro_text(play: Play) -> str:

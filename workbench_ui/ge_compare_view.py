@@ -87,9 +87,8 @@ def _pick_dump() -> ModelChoice | None:
                           format_func=lambda n: samples[n].title if n in samples else n,
                           help="A GE Build-stage dump (DUMP_GE_GRAPH=2, DUMP_GRAPH_LEVEL=3 writes only it): a sample "
                                "shipped here, or a ge_proto / ge_onnx file (or a zipped dump folder) of yours.")
-    # the default stays out of the address: written on a first visit, it would add a second history entry
-    # for this page, and Back would stay on it (tests/browser/test_addresses.py)
-    address.write(GE_PARAM, picked if picked in samples else "", options[0])
+    # The first dump, never chosen, stays out of the address: else a reload opened this tab by itself.
+    address.write(GE_PARAM, picked if picked in samples else "", None if address.read(GE_PARAM) else options[0])
     if picked in samples:
         return sample_choice(samples[picked])
     file = st.file_uploader("GE's Build dump", type=DUMP_TYPES, key=GE_UPLOAD_KEY,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ge_core import Graph
-from workbench_ui.loading import LoadOutcome, symbolic_inputs
+from ge_core import Graph, prefill_input_shapes
+from workbench_ui.loading import LoadOutcome, load_model, symbolic_inputs
 from workbench_ui.model_picker import ModelChoice
 from workbench_ui.persist import keep
 from workbench_ui.text import code_span, md_escape
@@ -32,10 +32,10 @@ def current_spec(choice: ModelChoice) -> str:
 
 
 def declared_spec(graph: Graph) -> str:
-    """A spec from the dims the model declares for its inputs with symbolic dims, 1 for each symbolic one
-    (`x:1,3,224,224` for `x: [batch, 3, 224, 224]`): a start to edit."""
-    return ";".join(f"{name}:" + ",".join("1" if isinstance(d, str) else str(d) for d in dims)
-                    for name, dims in graph.input_dim_params.items() if any(isinstance(d, str) for d in dims))
+    """A spec for the inputs with symbolic dims, in sizes the model's shapes take (batch 1, a typical image or
+    sequence size, else the smallest that passes shape inference: ge_core.prefill_input_shapes): a start to
+    edit. (1 for each symbolic dim was refused at once by a 3x3 pool or a 256-sample STFT.)"""
+    return prefill_input_shapes(graph)
 
 
 def shape_box(choice: ModelChoice, outcome: LoadOutcome) -> None:
@@ -54,6 +54,26 @@ def shape_box(choice: ModelChoice, outcome: LoadOutcome) -> None:
                           placeholder="x:1,3,224,224;mask:1,128")
     if symbolic:
         dims = "; ".join(f"{code_span(name)}: {md_escape(', '.join(params))}" for name, params in symbolic.items())
-        prefilled = (" Prefilled from the model's declared dims, 1 for each symbolic one: edit and press Enter."
+        prefilled = (" Prefilled from the model's declared dims with sizes its shapes take (batch 1, a typical "
+                     "image or sequence size, else the smallest that passes shape inference): edit and press Enter."
                      if st.session_state.get(PREFILLED_KEY) == choice.key else "")
         st.sidebar.caption(f"Symbolic dims: {dims}.{prefilled}")
+        say_when_the_shapes_are_refused(choice, outcome)
+
+
+def say_when_the_shapes_are_refused(choice: ModelChoice, outcome: LoadOutcome) -> None:
+    """When the model imports without the box's shapes but refuses them, say so: the shapes are the cause,
+    and what to type instead."""
+    spec = current_spec(choice).strip()
+    result = outcome.result
+    if not spec or result is None or result.ok:
+        return
+    bare = load_model(choice, "").result
+    if bare is None or not bare.ok:
+        return  # the model itself is refused: the page says why
+    suggestion = prefill_input_shapes(bare.graph)
+    instead = f" Type sizes it takes, e.g. {code_span(suggestion)}." if suggestion and suggestion != spec else (
+        " Type larger sizes for its symbolic dims.")
+    st.sidebar.warning(f"The input shapes {code_span(spec)} are the cause: the model imports without them but "
+                       f"refuses these ({md_escape(result.problems[0]) if result.problems else 'see the page'})."
+                       + instead, icon=":material/straighten:")

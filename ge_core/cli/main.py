@@ -10,6 +10,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from ge_core.cli.bisect import add_bisect_verb
 from ge_core.cli.dynamic import add_dynamic_options
 from ge_core.cli.options import add_tables_option, compile_options, model_options
 from ge_core.cli.profile import add_profile_verb, add_run_backend_option
@@ -90,6 +91,7 @@ def _parser() -> argparse.ArgumentParser:
     add_profile_verb(verbs)
     for name, verb in (("run", run), ("compile", comp), ("profile", verbs.choices["profile"])):
         add_dynamic_options(verb, name)  # -1 / LOW~HIGH dims and gears go through ge_core.Session
+    add_bisect_verb(verbs)
     add_sweep_verb(verbs)
     add_warmup_verb(verbs)
     return parser

@@ -19,7 +19,7 @@ import pandas as pd
 
 from ge_core.compiler import CompiledModel
 from ge_core.debugging.failures import Failure, error_failure, nodes_of
-from ge_core.errors import GEError
+from ge_core.errors import GEError, quote
 from ge_core.ir.graph import Graph
 from ge_core.runtime import execute, relative_error
 
@@ -62,6 +62,27 @@ class BisectResult:
     def first_bad(self) -> StepNumerics | None:
         """The first step whose outputs moved beyond the tolerance (or failed to run); None if all agree."""
         return next((s for s in self.steps if s.diverges(self.tolerance)), None)
+
+    def finding(self) -> str | None:
+        """The first step beyond the tolerance in one sentence (the Debug page, a reproducer's README and the
+        CLI's `bisect` say it alike); None when every step agrees."""
+        bad = self.first_bad
+        if bad is None:
+            return None
+        where = f"{bad.name} (step {bad.index}, stage {bad.stage})"
+        if bad.error:
+            return f"the graph after {where} failed to run: {bad.error}"
+        output, error = max(bad.errors.items(), key=lambda kv: kv[1])
+        return (f"the outputs first drift after {where}: output {quote(output)} moved by {error:.3g} (relative), "
+                f"over the tolerance {self.tolerance:.1e}.")
+
+    def to_json(self) -> dict[str, object]:
+        """What a reproducer's config.json keeps of it: the tolerance, the finding, the worst error per step."""
+        bad = self.first_bad
+        return {"tolerance": self.tolerance, "finding": self.finding(),
+                "first_bad": None if bad is None else {"step": bad.index, "pass": bad.name, "stage": bad.stage},
+                "steps": [{"step": s.index, "pass": s.name, "max_error": s.worst if math.isfinite(s.worst) else None}
+                          for s in self.steps]}
 
     def failure(self) -> Failure | None:
         """The first step that failed to run, as a run-phase Failure naming its node; None if all ran."""

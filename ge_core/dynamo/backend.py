@@ -76,20 +76,37 @@ class _GraphRunner:
         self.compiled: dict[Shapes, _Compiled] = {}
         self.dynamic: _Compiled | None = None
         self.weights_seen: list[tuple[int, int]] = []  # (id, version) of each weight when compiled
+        self.eager = False  # set when the graph could not be taken: it then runs as Dynamo captured it
 
     def __call__(self, *args: Any) -> Any:
         start = time.perf_counter()
         inputs = [args[i] for i in self.inputs]
         shapes: Shapes = tuple(tuple(t.shape) for t in inputs)
         trigger = self._weights_changed(args)
-        entry = None if trigger else self.dynamic or self.compiled.get(shapes)
-        compiled_now = entry is None
-        if entry is None:
-            entry = self._compile(args, shapes, trigger)
-        outputs, simulated = entry.run(inputs, self.backend.simulate)
+        entry = None if trigger or self.eager else self.dynamic or self.compiled.get(shapes)
+        compiled_now = entry is None and not self.eager
+        if compiled_now:
+            entry = self._compile_or_fall_back(args, shapes, trigger)
+        if entry is None:  # eager: PyTorch runs the graph, the model never breaks for a graph we cannot take
+            outputs, simulated = self.gm(*args), None
+        else:
+            outputs, simulated = entry.run(inputs, self.backend.simulate)
         with LOCK:
             current_stats().calls.append(CallRecord(self.index, time.perf_counter() - start, compiled_now, simulated))
         return outputs
+
+    def _compile_or_fall_back(self, args: Sequence[Any], shapes: Shapes, trigger: str) -> _Compiled | None:
+        """The compiled graph, or None after recording why it could not be taken (torch.export refusing it,
+        an operator GE has no row for ...): the graph then runs eagerly, as TorchAir falls back."""
+        try:
+            return self._compile(args, shapes, trigger)
+        except Exception as exc:  # whatever refuses the graph (export, conversion, GE), the model must still run
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+            reason = f"graph {self.index} ({_text(shapes)}) runs eagerly: {type(exc).__name__}: {first}"
+            self.eager = True
+            with LOCK:
+                current_stats().fallbacks.append(reason)
+            return None
 
     def _weights_changed(self, args: Sequence[Any]) -> str:
         """Weights are constants of the compiled graph (TorchAir's frozen parameters): one replaced or

@@ -39,6 +39,7 @@ class TorchStats:
     graphs: int = 0  # FX graphs Dynamo handed to the backend
     compiles: list[CompileEvent] = field(default_factory=list)
     calls: list[CallRecord] = field(default_factory=list)
+    fallbacks: list[str] = field(default_factory=list)  # graphs the backend could not take, run eagerly: why
 
     @property
     def recompiles(self) -> list[CompileEvent]:
@@ -50,6 +51,7 @@ class TorchStats:
                  f"{len(self.compiles)} compile(s), {len(self.calls)} call(s)"]
         lines += [f"  graph break: {reason}" for reason in self.graph_breaks]
         lines += [f"  ran eagerly (Dynamo gave up on the frame): {reason}" for reason in self.eager_frames]
+        lines += [f"  fell back to eager (ge_core could not take the graph): {reason}" for reason in self.fallbacks]
         for c in self.compiles:
             shapes = ", ".join("[" + ",".join(map(str, s)) + "]" for s in c.input_shapes)
             kind = "dynamic " if c.dynamic else ""

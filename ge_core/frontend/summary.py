@@ -10,6 +10,7 @@ from typing import Any
 from ge_core.errors import printable
 from ge_core.frontend.onnx import ImportResult
 from ge_core.ir.graph import Graph
+from ge_core.ir.tensor import NOT_INFERRED
 
 
 @dataclass(frozen=True)
@@ -17,6 +18,10 @@ class TensorInfo:
     name: str
     dtype: str
     dims: list[str]  # symbolic names kept: ["batch", "3", "224", "224"]
+
+    def text(self) -> str:
+        """`float32[batch, 3]`; a tensor shape inference never reached (dtype undefined) as `? (not inferred)`."""
+        return NOT_INFERRED if self.dtype == "undefined" else f"{self.dtype}[{', '.join(self.dims)}]"
 
 
 @dataclass
@@ -46,8 +51,8 @@ class ModelSummary:
                  + ", ".join(f"{d or 'ai.onnx'} {v}" for d, v in self.opset.items()) + ")"]
         if self.converted:
             lines.append(f"note     {self.converted}")
-        lines += [f"input    {t.name}: {t.dtype}[{', '.join(t.dims)}]" for t in self.inputs]
-        lines += [f"output   {t.name}: {t.dtype}[{', '.join(t.dims)}]" for t in self.outputs]
+        lines += [f"input    {t.name}: {t.text()}" for t in self.inputs]
+        lines += [f"output   {t.name}: {t.text()}" for t in self.outputs]
         lines.append(f"nodes    {self.nodes}   parameters {self.parameters:,} ({_mib(self.parameter_bytes)})")
         ops = sorted(self.op_histogram.items(), key=lambda kv: (-kv[1], kv[0]))
         lines.append("ops      " + ", ".join(f"{op} x{n}" for op, n in ops))

@@ -16,6 +16,7 @@ from ge_core.ir.formats import device_numel, device_shape
 
 UNKNOWN_DIM = -1
 
+NOT_INFERRED = "? (not inferred)"  # a desc shape inference never reached (dtype `undefined`)
 # dtype name -> short name used by the text form (MLIR-like, as in `f32[1,64]`; ir/dtypes.py lists them).
 SHORT_DTYPE = {d.name: d.short for d in DTYPES}
 
@@ -77,7 +78,10 @@ class TensorDesc:
         return replace(self, dtype=dtype)
 
     def text(self) -> str:
-        """`f32[1,3,224,224]`; unknown dims print as `?`."""
+        """`f32[1,3,224,224]`; unknown dims print as `?`, a desc shape inference never reached as
+        `? (not inferred)`."""
+        if self.dtype == "undefined":
+            return NOT_INFERRED
         dims = ",".join("?" if d < 0 else str(d) for d in self.shape)
         short = SHORT_DTYPE.get(self.dtype, self.dtype)
         fmt = "" if self.format in ("ND", "NCHW") else f"@{self.format}"

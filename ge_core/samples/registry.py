@@ -135,8 +135,14 @@ _BUILT: dict[str, tuple[str, str, str]] = {
         "Broken: two shape errors",
         "Broken on purpose: a MatMul of [1,3,4] by a [5,6] weight, and an Add of [1,8] and [1,3]. "
         "Shows how shape errors name the node, its op and the shapes involved.", ""),
+    "fails_in_a_pass": (
+        "Broken: fails inside a pass",
+        "Broken on purpose: a Reshape whose target is sliced from a 70,000-element constant, too big for "
+        "import's shape inference to evaluate, so the model imports. ConstantFoldingPass computes the target, "
+        "[4, 4], and the graph after it fails verification: 6 elements do not reshape into 16. Shows the Debug "
+        "page's failing pass: its name, its stage, and the graph before it.", ""),
 }
-_BROKEN = {"unsupported_op", "shape_mismatch"}
+_BROKEN = {"unsupported_op", "shape_mismatch", "fails_in_a_pass"}
 
 # light file stem -> (title, description)
 _LIGHT: dict[str, tuple[str, str]] = {

@@ -24,11 +24,12 @@ from pathlib import Path
 import numpy as np
 
 from ge_core.config import CompileConfig
-from ge_core.errors import UsageError, quote
+from ge_core.errors import GEError, UsageError, quote
 from ge_core.frontend.input_shapes import InputShapes
 from ge_core.ir.graph import Graph
 from ge_core.offline.cache import CompileCache
 from ge_core.session.session import Session
+from ge_core.session.shapes import reshape_inputs
 
 STRATEGIES = ("static", "gears", "range", "online")
 STRATEGY_TITLES = {"static": "static (recompile per shape)", "gears": "gears (padded)",
@@ -60,6 +61,17 @@ class DynamicAxis:
                                    for i, p in enumerate(params))
         return cls(symbol, template)
 
+    def largest_size(self, graph: Graph, up_to: int) -> int | None:
+        """The largest size up to `up_to` whose shapes the graph takes (shape inference only; a size above a
+        position-embedding table is refused, for instance), by bisection; None when even 1 is refused."""
+        if _takes(graph, self.shapes(up_to)):
+            return up_to
+        good, bad = 0, up_to
+        while bad - good > 1:
+            middle = (good + bad) // 2
+            good, bad = (middle, bad) if _takes(graph, self.shapes(middle)) else (good, middle)
+        return good or None
+
     def shapes(self, size: int) -> InputShapes:
         return {n: tuple(size if d is None else d for d in dims) for n, dims in self.template.items()}
 
@@ -75,6 +87,14 @@ class DynamicAxis:
         return ";".join(",".join([str(g)] * count) for g in gears)
 
 
+def _takes(graph: Graph, shapes: InputShapes) -> bool:
+    try:
+        reshape_inputs(graph, shapes)
+    except GEError:
+        return False
+    return True
+
+
 def symbols(graph: Graph) -> list[str]:
     """The graph's symbolic dim names, in input order."""
     names = [p for n in graph.inputs for p in graph.input_dim_params.get(n, ()) if isinstance(p, str) and p]
@@ -86,8 +106,10 @@ def request_sizes(count: int, low: int, high: int, seed: int = 0, distinct: int 
     rng = np.random.default_rng(seed)
     if distinct is None:
         return [int(s) for s in rng.integers(low, high + 1, count)]
-    pool = rng.choice(np.arange(low, high + 1), size=min(distinct, high - low + 1), replace=False)
-    return [int(s) for s in rng.choice(pool, size=count)]
+    pool = rng.choice(np.arange(low, high + 1), size=min(distinct, high - low + 1, count), replace=False)
+    # Every pooled size comes at least once, so "N distinct sizes" asked is N played (when count allows).
+    sizes = np.concatenate([pool, rng.choice(pool, size=count - len(pool))])
+    return [int(s) for s in rng.permutation(sizes)]
 
 
 def default_gears(low: int, high: int) -> list[int]:

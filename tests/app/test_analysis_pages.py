@@ -255,6 +255,27 @@ def test_a_third_configuration_added_in_the_editor_is_compared_and_lands_in_the_
     assert [n for n, _ in spec.configs] == ["O1", "O3", "no fusion"]
 
 
+def test_all_fusion_off_is_one_checkbox_and_the_headline_compares_best_and_worst() -> None:
+    """Issue 40, friction 7: a third configuration with every fusion pass off, in one click (and Compare)."""
+    at = open_page(COMPARE)
+    at.slider[0].set_value(3).run()
+    (name,) = [t for t in at.text_input if t.key.startswith("ge_cmp_name_2")]
+    name.set_value("no fusion")
+    (no_fusion,) = [c for c in at.checkbox if c.key.startswith("ge_cmp_nofusion_2")]
+    no_fusion.check()
+    at.form_submit_button[0].click().run()
+    assert not at.exception and not at.error
+    spec = ComparisonSpec.from_address(str(at.query_params["cmp"]))
+    assert spec.configs[2][1].disabled_passes == frozenset(ge_core.fusion_pass_names())
+    assert len(ge_core.fusion_pass_names()) == 7
+    metrics = frame_with(at, "kernels_delta").set_index("config")
+    fastest, slowest = metrics["simulated_us"].idxmin(), metrics["simulated_us"].idxmax()
+    headline = next(m.value for m in at.markdown if m.value.startswith("On **"))
+    assert f"the fastest, `{fastest}`, against the slowest, `{slowest}`" in headline
+    charts = [c.proto.spec for c in at.get("arrow_vega_lite_chart") or at.get("vega_lite_chart")]
+    assert charts and all('"sort": ["O1", "O3", "no fusion"]' in c for c in charts)  # bars in the table's order
+
+
 def test_every_page_works_on_an_uploaded_model() -> None:
     at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
     at.sidebar.radio[0].set_value("Upload").run()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,7 @@ from ge_core.frontend import import_onnx
 from ge_core.frontend.summary import summarize
 from ge_core.samples.registry import DEFAULT_SAMPLE, get_sample, list_samples, sample_bytes
 from tests.app.apptest import canvas, click_canvas, overlay, pane_nodes
-from tests.app.models import symbolic_model, tiny_model
+from tests.app.models import audio_frames_model, symbolic_model, text_line_model, tiny_model
 from workbench_ui.model_picker import SAMPLE_KEY
 from workbench_ui.sections import TEXT_FORM_KEY
 from workbench_ui.text import md_escape
@@ -155,6 +156,22 @@ def test_an_uploaded_model_with_symbolic_dims_gets_the_box_prefilled() -> None:
     assert at.sidebar.text_input[0].value == ""
     assert "known only when the model runs" in at.info[0].value and "Input shapes box" in at.info[0].value
     assert "every shape is known" not in at.success[0].value
+
+
+@pytest.mark.parametrize("model, prefilled", [(text_line_model, "x:1,3,32,224"), (audio_frames_model, "x:1,224,1")])
+def test_an_upload_is_prefilled_with_sizes_its_shapes_take(model: Callable[[], bytes], prefilled: str) -> None:
+    """Issue 40, friction 5: 1 for each symbolic dim was refused at once (a 3x3 AveragePool on a width of 1,
+    as PP-OCR's recognizer; a 256-sample STFT on 1+64 samples, as Silero VAD). A shape typed that the model
+    refuses is named as the cause, with sizes to type instead."""
+    at = run_app()
+    at.sidebar.radio[0].set_value("Upload").run()
+    at.sidebar.file_uploader[0].set_value(("m.onnx", model(), "application/octet-stream")).run()
+    assert not at.exception and not at.error
+    assert at.sidebar.text_input[0].value == prefilled
+    at.sidebar.text_input[0].set_value(prefilled.replace("224", "1")).run()
+    assert not at.exception
+    (warning,) = at.sidebar.warning
+    assert "are the cause" in warning.value and f"`{prefilled}`" in warning.value
 
 
 def test_tiny_model_is_valid() -> None:

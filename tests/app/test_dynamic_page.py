@@ -6,8 +6,10 @@ import pandas as pd
 from streamlit.testing.v1 import AppTest
 
 import ge_core
+from ge_core.samples import get_sample
 from ge_core.session import default_gears
-from tests.app.apptest import open_app
+from tests.app.apptest import open_app, open_page
+from workbench_ui.text import md_escape
 
 PAGE = "app_pages/dynamic.py"
 SMALL = {"requests": "6", "distinct": "3", "low": "16", "high": "64", "seed": "2"}
@@ -57,3 +59,25 @@ def test_sizes_the_model_cannot_take_are_shown_as_an_error_not_a_traceback() -> 
     at = open_dynamic("bert_encoder_torch", dim="sequence", low="100", high="200")
     assert not at.exception
     assert any("refused a request" in e.value and "cannot broadcast" in e.value for e in at.error)
+
+
+def test_the_defaults_fit_the_model_so_a_first_visit_plays_without_an_error() -> None:
+    """Issue 40: bert_encoder_torch's position embeddings stop at 128; the default largest size was 256."""
+    at = open_page(PAGE, "bert_encoder_torch")
+    assert not at.exception and not at.error
+    assert at.number_input[3].value == 128  # Largest: the largest sequence the model takes
+    assert "high" not in at.query_params  # a default, kept out of the address
+    assert any("defaults to 128" in c.value for c in at.caption)
+
+
+def test_a_model_without_symbolic_dims_names_the_model_played_and_plays_every_distinct_size() -> None:
+    at = open_dynamic("residual_block", distinct="4", requests="12")
+    assert not at.exception and not at.error
+    heading = at.subheader[0].value
+    assert heading.startswith(md_escape(get_sample("transformer_encoder").title))
+    assert "in place of" in heading
+    intro = next(m.value for m in at.markdown if "What am I looking at?" in m.value)
+    assert "(4 distinct sizes)" in intro
+    latency = at.get("vega_lite_chart")[0].proto.spec
+    assert "strokeDash" in latency  # static and range coincide: a dash of their own keeps both in sight
+    assert any("lie on one another" in c.value and "static" in c.value and "range" in c.value for c in at.caption)

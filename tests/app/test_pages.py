@@ -137,6 +137,18 @@ def test_a_broken_sample_on_debug_names_its_nodes(sample: str, nodes: list[str])
     assert any(f"`{nodes[0]}` :gray-badge" in m.value for m in at.markdown)  # and in the inspector beside
 
 
+def test_a_sample_failing_inside_a_pass_shows_the_failing_pass_and_the_graph_before_it() -> None:
+    """Issue 40, friction 6: fails_in_a_pass imports, then ConstantFoldingPass computes a Reshape target
+    that does not fit and the graph after it fails verification."""
+    at = open_page(DEBUG_PAGE, "fails_in_a_pass")
+    assert not at.exception
+    assert at.error[0].value.startswith("**Compile**")
+    assert "ConstantFoldingPass" in at.error[1].value and "reshaped" in at.error[1].value
+    assert any("The graph as it was before ConstantFoldingPass ran" in m.value for m in at.markdown)
+    (pane,) = canvas(at, DEBUG_CANVAS)["panes"]
+    assert set(overlay(pane, "failure")) == {"reshaped"}
+
+
 def test_an_uploaded_broken_model_lands_on_debug_with_the_node_named() -> None:
     at = open_app()
     at.sidebar.radio[0].set_value("Upload").run()

@@ -130,3 +130,21 @@ def test_a_frame_dynamo_runs_eagerly_is_recorded_and_allow_rnn_brings_the_lstm_t
         assert_close([t.numpy() for t in _call(compiled, ids)], eager(module, [ids]))
     stats = ge_core.torch_stats()
     assert len(stats.compiles) == 1 and stats.compiles[0].kernels <= 6  # the LSTM is one kernel, not unrolled
+
+
+class Inverse(nn.Module):
+    """torch.linalg.inv: Dynamo captures it, GE has no row for its ATen op (issue 40, friction 10)."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.linalg.inv(x @ x.transpose(-1, -2) + torch.eye(4)).relu()
+
+
+def test_a_graph_the_backend_cannot_take_runs_eagerly_and_says_why() -> None:
+    module, x = Inverse(), torch.randn(2, 4, 4)
+    compiled = torch.compile(module, backend=ge_core.torch_backend())
+    for _ in range(2):  # the second call goes straight to eager: no second attempt
+        assert torch.allclose(compiled(x), module(x))
+    stats = ge_core.torch_stats()
+    assert stats.compiles == [] and len(stats.calls) == 2 and len(stats.fallbacks) == 1
+    assert "runs eagerly: UnsupportedOpError" in stats.fallbacks[0] and "linalg_inv" in stats.fallbacks[0]
+    assert "fell back to eager" in stats.summary()

@@ -50,6 +50,11 @@ def capture(module: torch.nn.Module, example_inputs: Sequence[Any] | torch.Tenso
         raise ExportError(f"torch.export refused module {quote(name)}: {_first_lines(str(exc))}",
                           hint="Check dynamic_shapes: each Dim's range must hold for the model (torch.export "
                                "suggests fixes in the message above).") from exc
+    except RuntimeError as exc:
+        unknown = _unknown_output(str(exc))
+        if unknown is None:
+            raise
+        raise _cache_output(name, unknown) from exc
     finally:
         module.train(was_training)
 
@@ -69,6 +74,23 @@ def _data_dependent(name: str, message: str) -> ExportError:
         "for every input, so it cannot choose a branch at capture time.",
         hint="Write the branch with torch.cond(pred, true_fn, false_fn, operands), compute both sides and "
              "pick with torch.where, or take the branch on a Python value (a shape or a flag) instead.")
+
+
+def _unknown_output(message: str) -> str | None:
+    """The class torch.export found in the outputs and cannot flatten ('Found <class '...DynamicCache'> in
+    output, which is not a known type'), or None for another RuntimeError."""
+    match = re.search(r"Found <class '([^']+)'> in output, which is not a known type", message)
+    return match.group(1) if match else None
+
+
+def _cache_output(name: str, unknown: str) -> ExportError:
+    short = unknown.rsplit(".", 1)[-1]
+    return ExportError(
+        f"module {quote(name)} returns a {short} (a key-value cache for the next generation step), which "
+        "torch.export cannot flatten into tensors: GE compiles one forward pass, with no cache between calls.",
+        hint="Build or call the model with use_cache=False (for a transformers model: "
+             "model.config.use_cache = False, or from_pretrained(..., use_cache=False)), or wrap it in a module "
+             "that returns only its tensors (e.g. the logits).")
 
 
 def _user_line(message: str) -> str:
