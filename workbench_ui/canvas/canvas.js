@@ -66,9 +66,11 @@ function urlData(panes, selected, sync, withUiState = true) {
     nodeDataTargets: targets,
     uiState: {
       paneStates: panes.map((pane, i) => ({
-        deepestExpandedGroupNodeIds: [],
-        // every pane opens on the node (a pane without it ignores it): the panes start in step
-        selectedNodeId: selected ? selected.id : "",
+        // each pane opens the layers holding what the pass changed ...
+        deepestExpandedGroupNodeIds: focusOf(pane).layers,
+        // ... and on the node the page selected (a pane without it ignores it: the panes start in step),
+        // else on its first changed node (or first op): Model Explorer frames it at a readable zoom
+        selectedNodeId: selected ? selected.id : focusOf(pane).node,
         selectedGraphId: pane.graph_id,
         selectedCollectionLabel: pane.label,
         widthFraction: 1 / panes.length,
@@ -79,6 +81,15 @@ function urlData(panes, selected, sync, withUiState = true) {
   if (panes.length === 2 && sync) data.sync = { mode: "match_node_id" };
   if (!withUiState) delete data.uiState; // Model Explorer then opens the collection's biggest graph
   return data;
+}
+
+function focusOf(pane) {
+  return { node: (pane.focus && pane.focus.node) || "", layers: (pane.focus && pane.focus.layers) || [] };
+}
+
+// The nodes a load selects by itself (no node selected by the page): their echo is no click to report.
+function focusEchoes(panes, selected) {
+  return new Set(selected ? [] : panes.map((pane) => focusOf(pane).node).filter(Boolean));
 }
 
 function handOver(token, panes) {
@@ -122,6 +133,7 @@ class Canvas {
     this.shown = ""; // the node the canvas has selected
     this.reported = ""; // the last click sent to Python
     this.pending = null; // a selection asked of the canvas, not yet echoed
+    this.echoes = new Set(); // nodes the shown frame selected on its own (each pane's focus), until a press
     this.timer = null;
     this.ahead = null; // {version, token, frame, selected}: the panes drawn out of sight
     this.aheadWanted = null; // data.ahead not yet drawn
@@ -185,6 +197,7 @@ class Canvas {
     this.frame = ahead.frame;
     this.shown = ahead.selected;
     this.reported = this.shown;
+    this.echoes = ahead.echoes;
     const wanted = data.selected ? data.selected.id : "";
     if (wanted && wanted !== this.shown) this.select(wanted);
   }
@@ -234,7 +247,8 @@ class Canvas {
     frame.style.height = this.frame.style.height;
     frame.dataset.version = ahead.version;
     this.stack.insertBefore(frame, this.frame);
-    this.ahead = { version: ahead.version, token, frame, selected: selected ? selected.id : "" };
+    this.ahead = { version: ahead.version, token, frame, selected: selected ? selected.id : "",
+                   echoes: focusEchoes(ahead.panes, selected) };
   }
 
   // The frame shown has drawn its graphs (Model Explorer's own elements, no pixels read).
@@ -284,6 +298,7 @@ class Canvas {
     this.token = token;
     this.shown = data.selected ? data.selected.id : "";
     this.reported = this.shown;
+    this.echoes = focusEchoes(data.panes, data.selected);
     this.stopSelecting();
     const params = new URLSearchParams({ ge: token, embed: "1",
                                          data: JSON.stringify(urlData(data.panes, data.selected, data.sync)) });
@@ -332,9 +347,13 @@ class Canvas {
   receive(event) {
     if (event.source !== this.frame.contentWindow || event.origin !== window.location.origin) return;
     const message = event.data || {};
-    if (message.cmd === "model-explorer-mousedown") this.calmSince = null; // in use: draw ahead later
+    if (message.cmd === "model-explorer-mousedown") {
+      this.calmSince = null; // in use: draw ahead later
+      this.echoes.clear(); // what it selects from now on is the user's
+    }
     if (message.cmd !== "model-explorer-node-selected" || !message.nodeId) return;
     this.shown = message.nodeId;
+    if (this.echoes.has(message.nodeId)) return; // the pane opening on its focus, not a click
     if (this.pending === message.nodeId) {
       this.stopSelecting(); // the canvas did what Python asked: nothing to report
       return;
