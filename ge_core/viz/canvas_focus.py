@@ -27,6 +27,7 @@ class Focus:
 
     nodes: tuple[str, ...] = ()
     layers: tuple[str, ...] = ()
+    changed: bool = False  # the nodes are what a pass changed (not a pane's first op)
 
     @property
     def first(self) -> str:
@@ -41,7 +42,7 @@ def change_focus(graph: Graph, diff: GraphDiff, side: Literal["before", "after"]
     nodes = tuple(n.name for n in graph.nodes if n.name in marked)
     if not nodes:
         return start_focus(graph)
-    return Focus(nodes, open_layers(nodes, namespaces))
+    return Focus(nodes, open_layers(nodes, namespaces), changed=True)
 
 
 def start_focus(graph: Graph) -> Focus:

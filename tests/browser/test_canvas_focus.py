@@ -8,6 +8,8 @@ and their labels' ink is at least canvas.READABLE_TEXT_PX high.
 
 from __future__ import annotations
 
+import re
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -101,3 +103,30 @@ def test_an_uploaded_flat_model_shows_each_pass_change_readably(server: Server, 
     canvas.wait_rendered(tab, timeout=300)
     wait_idle(tab)
     assert step_through(tab, "flat_upload") >= 1
+
+
+def test_next_change_goes_to_each_changed_node_in_turn(server: Server, tab: Page) -> None:
+    """"change ▶" selects and frames the pass's next changed node (its layer opened), readably."""
+    tab.goto(f"{server.url}/Graph?sample=resnet50")
+    tab.wait_for_selector(CANVAS_READY)
+    canvas.wait_rendered(tab, timeout=300)
+    wait_idle(tab)
+    count = tab.locator(".ge-canvas-change-count")
+
+    def several_changes() -> bool:
+        listed = re.fullmatch(r"1 of (\d+)", count.inner_text())
+        return listed is not None and int(listed.group(1)) >= 2
+
+    while not several_changes() and press_next(tab):
+        pass  # on to a pass that changed more than one node
+    expect(count).to_have_text(re.compile(r"^1 of \d+$"))
+    first = canvas.pane_selected(tab)
+    tab.get_by_role("button", name="change ▶", exact=True).click()
+    expect(count).to_have_text(re.compile(r"^2 of \d+$"))
+    deadline = time.monotonic() + 60
+    while canvas.pane_selected(tab) == first and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert canvas.pane_selected(tab) != first, "change ▶ selected no other node"
+    canvas.wait_rendered(tab, timeout=120)
+    assert_change_readable(tab, "next_change")
+    assert canvas.page_selected(tab) == ""  # the canvas's own move: the page's selection (address) is untouched

@@ -113,7 +113,13 @@ class Canvas {
     this.openButton.textContent = "Open in Model Explorer ↗";
     this.openButton.title = "This snapshot, with every detail and overlay, in a Model Explorer tab of its own";
     this.openButton.addEventListener("click", () => this.openTab());
-    this.bar.append(this.status, this.openButton);
+    this.changeButtons = [this.changeButton("◀ change", "The previous node this pass changed", -1),
+                          this.changeButton("change ▶", "The next node this pass changed", 1)];
+    this.changeCount = document.createElement("span");
+    this.changeCount.className = "ge-canvas-change-count";
+    this.changes = []; // [pane index, node id] of what the pass changed: after's nodes, then before's only
+    this.changeAt = 0;
+    this.bar.append(this.status, this.changeButtons[0], this.changeCount, this.changeButtons[1], this.openButton);
     this.frame = this.placeholder();
     this.stack = document.createElement("div"); // the frame shown, and the one drawn ahead beneath it
     this.stack.className = "ge-canvas-stack";
@@ -157,6 +163,7 @@ class Canvas {
 
   update(data, trigger) {
     this.trigger = trigger;
+    if (!this.data || data.version !== this.data.version) this.listChanges(data.panes);
     this.data = data;
     this.frame.style.height = `${data.height}px`;
     this.status.textContent = data.caption || "";
@@ -179,6 +186,48 @@ class Canvas {
     this.root.dataset.version = data.version;
     this.root.dataset.selected = data.selected ? data.selected.id : "";
     this.planAhead(data.ahead || null);
+  }
+
+  changeButton(text, title, step) {
+    const button = document.createElement("button");
+    button.type = "button";
+    button.className = "ge-canvas-change";
+    button.textContent = text;
+    button.title = title;
+    button.hidden = true;
+    button.addEventListener("click", () => this.goToChange(step));
+    return button;
+  }
+
+  listChanges(panes) {
+    const lists = panes.map((pane) => (pane.focus && pane.focus.changes) || []);
+    const last = lists.length - 1;
+    const inLast = new Set(lists[last] || []);
+    this.changes = [...(lists[last] || []).map((id) => [last, id])];
+    lists.slice(0, last).forEach((ids, i) => ids.forEach((id) => { if (!inLast.has(id)) this.changes.push([i, id]); }));
+    this.changeAt = 0;
+    this.showChangeCount();
+  }
+
+  showChangeCount() {
+    const some = this.changes.length > 0;
+    this.changeButtons.forEach((button) => { button.hidden = !some; });
+    this.changeCount.textContent = some ? `${this.changeAt + 1} of ${this.changes.length}` : "";
+  }
+
+  // Model Explorer opens the layers down to the node, selects it and frames it (its own "locate").
+  goToChange(step) {
+    if (!this.changes.length) return;
+    this.changeAt = (this.changeAt + step + this.changes.length) % this.changes.length;
+    this.showChangeCount();
+    const [pane, id] = this.changes[this.changeAt];
+    try {
+      const renderer = this.frame.contentWindow.me_test.renderers[pane];
+      this.echoes.add(id); // the canvas's own move: no click to report
+      renderer.sendLocateNodeRequest(id, renderer.rendererId, false, true);
+    } catch (err) {
+      // the pane has not drawn yet: the press does nothing
+    }
   }
 
   // The panes drawn ahead become the ones shown; the selection follows the page's if it moved since.

@@ -27,6 +27,7 @@ CANVAS_COLUMNS = (5, 2)  # widths of the canvas and the inspector beside it
 _JS = Path(__file__).with_name("canvas.js").read_text()
 _CSS = Path(__file__).with_name("canvas.css").read_text()
 _component = st.components.v2.component("ge_workbench.canvas", js=_JS, css=_CSS, isolate_styles=False)
+MAX_CHANGES = 2000  # changed nodes a pane lists for "next change" (the first ones, in graph order)
 _OPEN_REQUESTS = "_ge_canvas_open_requests"  # canvas key -> token of a tab waiting for its data
 
 
@@ -116,7 +117,8 @@ def _version(panes: Sequence[Pane], sync: bool) -> str:
 
 def _pane_data(pane: Pane, where: str) -> dict[str, object]:
     return {"label": pane.label, "graph_id": pane.graph_id, "graphs": _handed(pane.graphs, f"{where}.graphs"),
-            "focus": {"node": pane.focus.first, "layers": list(pane.focus.layers)},
+            "focus": {"node": pane.focus.first, "layers": list(pane.focus.layers),
+                      "changes": list(pane.focus.nodes[:MAX_CHANGES]) if pane.focus.changed else []},
             "overlays": [[name, _handed(text, f"{where}.overlay.{k}")] for k, (name, text) in enumerate(pane.overlays)]}
 
 
