@@ -23,7 +23,9 @@ software WebGL (tests/browser/harness.py), then per sample, on the Graph page (`
 frames none longer than 100 ms since (the time is taken where that calm began) and every pane's canvas holds
 its picture (tests/browser/canvas.py; the picture is looked at once, after: a screenshot forces a software-GL
 readback that slows the drawing of a big graph by seconds). The machine's load average is printed with the
-table: on a shared 2-core machine other work slows the numbers down. Targets (issue 13): synthetic_10k opens
+table: on a shared 2-core machine other work slows the numbers down. Long tasks: the longest stretch the
+page's main thread was blocked on the Graph page and on a visit to each of PAGES (bench/long_tasks.py;
+issue 40: none over 1 s). Targets: synthetic_10k (issue 13), resnet50, densenet121, bert (issue 40) open
 in <= 5 s and steps in <= 2 s.
 """
 
@@ -42,12 +44,17 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
+from bench import long_tasks
 from ge_core.samples.registry import DEFAULT_SAMPLE
 from tests.browser import canvas
 from tests.browser.harness import CHROMIUM, VIEWPORT, streamlit_server, wait_idle
 
 SAMPLES = [DEFAULT_SAMPLE, "resnet50", "densenet121", "bert_encoder_torch", "synthetic_10k"]
-TARGETS = {"synthetic_10k": (5.0, 2.0)}  # seconds: open (compile cached), step (either way)
+# seconds: open (compile cached), step (either way): issue 13's for synthetic_10k, issue 40's for the rest
+TARGETS = {"synthetic_10k": (5.0, 2.0), "resnet50": (5.0, 2.0), "densenet121": (5.0, 2.0),
+           "bert_encoder_torch": (5.0, 2.0)}
+# pages whose long tasks are measured too (a visit each, compile cached), with the address's extra query
+PAGES = {"Model": "", "Fusion": "", "Profile": "&view=On+the+graph"}
 TIMEOUT_S = 300
 PRESS_LOST_S = 60  # no new pass this long after ▶: the press was lost (the page undid it), said in the table
 # In the canvas's frame: the time of each input event of `kind` and of every animation frame after it.
@@ -77,11 +84,13 @@ class Row:
     pan_ms: float = float("nan")
     pan_worst_ms: float = float("nan")
     note: str = ""
+    blocked: dict[str, long_tasks.LongTasks] = field(default_factory=dict)  # page -> its long tasks
 
 
 def open_graph_page(browser: object, url: str) -> tuple[object, object, float]:
     """A new session on `url`; returns (context, page, seconds until both panes drew)."""
     context = browser.new_context(viewport=VIEWPORT)  # type: ignore[attr-defined]
+    long_tasks.record(context)
     page = context.new_page()
     page.set_default_timeout(TIMEOUT_S * 1000)
     start = time.monotonic()
@@ -203,8 +212,19 @@ def bench_sample(browser: object, base: str, sample: str, steps: int, look: floa
             row.gaps.append(pressed - last_drawn)
         (row.looked_steps if kind == "looked" else row.rapid_steps if kind == "rapid" else []).append(took)
         last_drawn = drawn
+    row.blocked["Graph"] = long_tasks.read(page)  # opening, zooming, panning and every step above
     context.close()  # type: ignore[attr-defined]
+    for name, extra in PAGES.items():
+        row.blocked[name] = long_tasks.visit(browser, f"{base}/{name}?sample={sample}{extra}", VIEWPORT, page_drawn)
     return row
+
+
+def page_drawn(page: object) -> None:
+    """The page's run ended and its canvas (scrolled to, as a user would) drew its panes."""
+    page.wait_for_selector(canvas.CANVAS, state="attached")  # type: ignore[attr-defined]
+    wait_idle(page)  # type: ignore[arg-type]
+    page.locator(canvas.CANVAS).first.evaluate("e => e.scrollIntoView()")  # type: ignore[attr-defined]
+    canvas.wait_rendered(page, timeout=TIMEOUT_S)  # type: ignore[arg-type]
 
 
 def seconds(value: float) -> str:
@@ -241,6 +261,10 @@ def table(rows: list[Row], look: float) -> str:
                      f"{step_cell(r.steps, step_target)} | {step_cell(r.looked_steps, step_target)} | "
                      f"{step_cell(r.rapid_steps, step_target)} | {zoom} | {pan} |")
     lines += [f"\n{r.sample}: {r.note}." for r in rows if r.note]
+    lines += ["", "Longest main-thread task per page (Chromium long tasks over the page and its canvas frame, a "
+              "visit from the address to the canvas drawn; the Graph page's includes zooming, panning and every "
+              "step above):", "", "| sample | page | longest task, tasks > 50 ms, tasks > 1 s |", "|---|---|---|"]
+    lines += [f"| {r.sample} | {name} | {tasks.cell()} |" for r in rows for name, tasks in r.blocked.items()]
     gaps = [g for r in rows for g in r.gaps]
     if gaps:
         lines.append(f"\nStraight on: ▶ pressed a median {statistics.median(gaps):.1f} s after the last step had drawn "

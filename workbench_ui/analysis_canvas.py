@@ -13,8 +13,6 @@ from ge_core.viz import Overlay, marked_overlay
 from workbench_ui.analysis import select_node
 from workbench_ui.canvas import Pane, graph_json, make_pane, overlay_text, show_canvas
 
-OUTLINE = "#d62728"  # the nodes a page points at (a decision's nodes, the fused node it made)
-
 
 @dataclass(frozen=True)
 class PaneSpec:
@@ -33,8 +31,9 @@ def pane(spec: PaneSpec) -> Pane:
 
 
 def outlined(name: str, nodes: Sequence[str]) -> tuple[Hashable, Callable[[], Overlay]]:
-    """An overlay outlining `nodes` (in red) under `name`."""
-    return (name, tuple(nodes)), functools.partial(marked_overlay, name, tuple(nodes), name, OUTLINE)
+    """An overlay marking `nodes` under `name`, in marked_overlay's light red (their op names stay legible
+    on it: a strong red made Model Explorer write them white, drawn as white bars without a GPU)."""
+    return (name, tuple(nodes)), functools.partial(marked_overlay, name, tuple(nodes), name)
 
 
 def show_graphs(specs: Sequence[PaneSpec], *, canvas_key: str, selected: str = "", selected_pane: int = 0,

@@ -109,7 +109,9 @@ def gantt_chart(units: pd.DataFrame, order: Sequence[str], selected: str) -> alt
     tooltip = ["unit", "node", "op_type", alt.Tooltip("start_us:Q", format=".2f"),
                alt.Tooltip("busy_us:Q", format=".2f")]
     bars = alt.Chart(units).mark_bar(height=16).encode(
-        x=x, x2=x2, y=y, color=alt.Color("op_type:N", legend=None, scale=alt.Scale(range=CATEGORY_COLOURS)),
+        x=x, x2=x2, y=y, color=alt.Color("op_type:N", scale=alt.Scale(range=CATEGORY_COLOURS),
+                                         legend=alt.Legend(title="op type", orient="bottom", columns=6,
+                                                           symbolLimit=0, labelLimit=160)),
         tooltip=tooltip,
     ).add_params(zoom, _pick(nearest=False)).properties(height=alt.Step(26))
     chosen = units[units["node"] == selected] if selected else units.iloc[:0]

@@ -16,10 +16,12 @@ import streamlit as st
 
 from ge_core import Graph
 from ge_core.viz import (
+    Focus,
     GraphDiff,
     PassStep,
     canvas_json,
     category_overlay,
+    change_focus,
     change_overlay,
     explorer_graphs,
     fusion_group_overlay,
@@ -105,12 +107,13 @@ def build_neighbours_ahead(key: ConfigKey, pipeline: Pipeline, step: PassStep | 
         prefetch(Caches.here(), key, pipeline, neighbour_steps(pipeline.records, step))
 
 
-Side_ = tuple[str, str, GraphJson, dict[str, tuple[str, str]]]  # label, graph id, its JSON, its overlays
+# label, graph id, its JSON, its overlays, where it opens (None: as any pane does)
+Side_ = tuple[str, str, GraphJson, dict[str, tuple[str, str]], Focus | None]
 
 
 def _panes(sides: list[Side_], colour: str) -> list[Pane]:
-    return [make_pane(label, graph_id, graph, shown_last(overlays, colour))
-            for label, graph_id, graph, overlays in sides]
+    return [make_pane(label, graph_id, graph, shown_last(overlays, colour), focus)
+            for label, graph_id, graph, overlays, focus in sides]
 
 
 def build_sides(caches: Caches, key: ConfigKey, pipeline: Pipeline, step: PassStep | None, before: Graph,
@@ -120,7 +123,7 @@ def build_sides(caches: Caches, key: ConfigKey, pipeline: Pipeline, step: PassSt
         overlays = {CATEGORY: build_overlay_text(caches.overlays, (key, "input", CATEGORY),
                                                  functools.partial(category_overlay, after))}
         imported = build_graph_json(caches.graphs, key, after, snapshot_id(None))
-        return [("graph", snapshot_id(None), imported, overlays)]
+        return [("graph", snapshot_id(None), imported, overlays, None)]
     records = pipeline.records
     sides: list[tuple[Side, Graph, int]] = [("after", after, step.index)]
     if step.changed:
@@ -138,7 +141,9 @@ def build_sides(caches: Caches, key: ConfigKey, pipeline: Pipeline, step: PassSt
         if step.changed:
             overlays[CHANGE] = build_overlay_text(caches.overlays, (key, step.index, side),
                                                   functools.partial(change_overlay, diff, side))
-        out.append((side, graph_id, build_graph_json(caches.graphs, key, graph, graph_id), overlays))
+        graph_json = build_graph_json(caches.graphs, key, graph, graph_id)
+        focus = change_focus(graph, diff, side, graph_json.layers) if step.changed else None
+        out.append((side, graph_id, graph_json, overlays, focus))
     return out
 
 

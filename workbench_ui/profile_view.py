@@ -188,6 +188,16 @@ def show_graph(key: ConfigKey, compiled: CompiledModel, result: SimResult, preci
     overlay = (("latency", precision), lambda: latency_overlay(result))
     show_graphs([PaneSpec("compiled", key, compiled.graph, "compiled", (overlay,))], canvas_key="ge_profile_canvas",
                 selected=node, caption="Each kernel coloured by its simulated µs; click one to select it")
+    st.caption(heat_legend([row.latency_us for row in result.ops]))
+
+
+def heat_legend(latencies: list[float]) -> str:
+    """The overlay's colour scale in words (the canvas draws none): its light and strong ends."""
+    if not latencies:
+        return "No kernel has a simulated latency."
+    return (f"Colour scale: :orange-background[light] = {min(latencies):.3g} µs (the fastest kernel) to "
+            f":orange-badge[strong orange] = {max(latencies):.3g} µs (the slowest); a node without a kernel "
+            "(a view) has no colour. The latency is also in each node's attributes (click it).")
 
 
 def show_numbers(key: ConfigKey, compiled: CompiledModel, result: SimResult, precision: str) -> None:

@@ -9,7 +9,8 @@ The graph canvas (Model Explorer, embedded by the UI): canvas_graph / canvas_gra
 (Model Explorer graph JSON of a GE Graph, hierarchy by canvas_hierarchy's rule, MAX_LAYER), Overlay and
 node_data with the overlay builders (category, change, fusion group, memory, latency), and canvas_json
 (a file Model Explorer opens, for "Download graph JSON" and the dumps). What the embedded canvas is
-handed (embed.py): pane_json (a snapshot's graphs, lean past LEAN_ABOVE nodes), overlay_json,
+handed (embed.py): pane_json (a snapshot's graphs, lean past LEAN_ABOVE nodes; pane_json_and_layers with
+each node's layer), where a pane opens (canvas_focus: Focus, change_focus, start_focus), overlay_json,
 snapshot_id, explorer_graphs (a tab of its own), graph_file (an imported graph's file) and
 marked_overlay (some nodes in one colour: a failure's).
 
@@ -33,6 +34,7 @@ from ge_core.sim.tables import op_table as profile_table
 from ge_core.sim.tables import roofline_lines, roofline_points, unit_timeline, unit_totals
 from ge_core.viz.canvas import canvas_collection, canvas_graph, canvas_graphs
 from ge_core.viz.canvas_export import canvas_json
+from ge_core.viz.canvas_focus import Focus, change_focus, start_focus
 from ge_core.viz.canvas_hierarchy import MAX_LAYER
 from ge_core.viz.canvas_overlays import (
     Overlay,
@@ -55,6 +57,7 @@ from ge_core.viz.embed import (
     marked_overlay,
     overlay_json,
     pane_json,
+    pane_json_and_layers,
     snapshot_id,
 )
 from ge_core.viz.exports import TABLE_FILES, compile_tables
@@ -121,6 +124,7 @@ __all__ = [
     "ComparisonSpec",
     "DotView",
     "Fate",
+    "Focus",
     "GraphDiff",
     "Inspection",
     "Measured",
@@ -141,6 +145,7 @@ __all__ = [
     "canvas_json",
     "category_legend",
     "category_overlay",
+    "change_focus",
     "change_overlay",
     "compare",
     "compile_tables",
@@ -182,6 +187,7 @@ __all__ = [
     "output_comparison",
     "overlay_json",
     "pane_json",
+    "pane_json_and_layers",
     "pass_steps",
     "pass_table",
     "peak_of",
@@ -195,6 +201,7 @@ __all__ = [
     "roofline_points",
     "run_spec",
     "snapshot_id",
+    "start_focus",
     "step_index",
     "strategy_arenas",
     "strategy_timelines",

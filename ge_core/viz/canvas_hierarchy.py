@@ -6,7 +6,8 @@ on a chain of ~3k nodes that walk overflows its worker's stack and the page hang
 graph..." with no error. So every graph gets its hierarchy here, by one rule:
 
 1. name scopes (scopes.py: `/encoder/layer.0/attention/...`, `block2.conv1`) when at least half the nodes
-   have one; a fused node sits in the deepest scope holding all its ops;
+   have one; a fused node sits in the deepest scope holding all its ops; a top scope every scoped node
+   shares (PyTorch's `/m/...` of the wrapped module) is left out: it would open as one collapsed layer;
 2. else the structural blocks ge_core finds (blocks.py: residual, dense, inception pieces), one layer each;
 3. else no layer yet: the root holds everything, and step 4 cuts it;
 4. then, recursively, any layer with more than MAX_LAYER direct children (nodes and sub-layers) is cut
@@ -77,7 +78,7 @@ def base_paths(graph: Graph, inputs: Mapping[str, str] | None = None,
     nodes = graph.nodes
     scopes = {n.name: node_scope(n) for n in nodes}
     if nodes and sum(1 for s in scopes.values() if s) >= SCOPED_SHARE * len(nodes):
-        return scopes, SCOPES
+        return _without_shared_top(scopes), SCOPES
     ios = {*(inputs or {}).values(), *(outputs or {}).values()}
     vertices = [*(inputs or {}).values(), *(n.name for n in nodes), *(outputs or {}).values()]
     blocks = [[v for v in b if v not in ios] for b in block_interiors(vertices, data_edges(graph, inputs, outputs))]
@@ -85,6 +86,16 @@ def base_paths(graph: Graph, inputs: Mapping[str, str] | None = None,
     if blocks:
         return {v: (f"block {k}",) for k, b in enumerate(blocks, 1) for v in b}, BLOCKS
     return {}, CHUNKS
+
+
+def _without_shared_top(scopes: dict[str, Scope]) -> dict[str, Scope]:
+    """The scopes less the outermost ones every scoped node shares (`m`, then `m/encoder` if that too),
+    as long as something is left to group by."""
+    while True:
+        tops = {s[0] for s in scopes.values() if s}
+        if len(tops) != 1 or not any(len(s) > 1 for s in scopes.values()):
+            return scopes
+        scopes = {name: s[1:] for name, s in scopes.items()}
 
 
 def data_edges(graph: Graph, inputs: Mapping[str, str] | None = None,

@@ -27,8 +27,11 @@ from ge_core.viz.memory import tensor_lives
 from ge_core.viz.tables import format_bytes
 
 Value = float | int | str
-# Light to dark orange: small values stay readable, big ones stand out (Model Explorer picks the text colour).
-HEAT: tuple[tuple[float, str], ...] = ((0.0, "#fff5eb"), (0.5, "#fd8d3c"), (1.0, "#7f2704"))
+# Light to strong orange: big values stand out, and every fill is light enough for a black label.
+HEAT: tuple[tuple[float, str], ...] = ((0.0, "#fff5eb"), (0.5, "#fdae6b"), (1.0, "#e6550d"))
+# Labels are always written in black: on a dark fill Model Explorer switches to white text, which its
+# WebGL font draws as a white bar without a GPU (the Fusion page's red candidates showed bars, no op names).
+LABEL_COLOUR = "#000000"
 # Qualitative colours for groups without meaning of their own (ColorBrewer Set3), reused in turn.
 GROUP_COLOURS = ("#8dd3c7", "#ffffb3", "#bebada", "#fb8072", "#80b1d3", "#fdb462", "#b3de69", "#fccde5",
                  "#bc80bd", "#ccebc5", "#ffed6f", "#d9d9d9")
@@ -65,15 +68,16 @@ def node_data(overlay: Overlay, graph_id: str | None = None) -> dict[str, Any]:
     results: dict[str, dict[str, Value]] = {}
     for node, value in overlay.values.items():
         if isinstance(value, str):
-            results[node] = {"value": value, "bgColor": overlay.colours.get(value, OTHER_COLOUR)}
+            results[node] = {"value": value, "bgColor": overlay.colours.get(value, OTHER_COLOUR),
+                             "textColor": LABEL_COLOUR}
         else:
             results[node] = {"value": value}
     data: dict[str, Any] = {"name": overlay.name, "results": results}
     if any(not isinstance(v, str) for v in overlay.values.values()):
         if overlay.thresholds:
-            data["thresholds"] = [{"value": v, "bgColor": c} for v, c in overlay.thresholds]
+            data["thresholds"] = [{"value": v, "bgColor": c, "textColor": LABEL_COLOUR} for v, c in overlay.thresholds]
         else:
-            data["gradient"] = [{"stop": s, "bgColor": c} for s, c in overlay.gradient]
+            data["gradient"] = [{"stop": s, "bgColor": c, "textColor": LABEL_COLOUR} for s, c in overlay.gradient]
     return data if graph_id is None else {graph_id: data}
 
 

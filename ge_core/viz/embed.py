@@ -33,11 +33,19 @@ LEAN_TENSOR_ATTRS = frozenset({"tensor_name", "shape", "dtype", "__tensor_tag"})
 def pane_json(graph: Graph, graph_id: str, *, decisions: Sequence[FusionDecision] = (),
               lean_above: int = LEAN_ABOVE) -> str:
     """`{"graphs": [graph, fused bodies...]}` as compact JSON text (lean past `lean_above` nodes)."""
+    return pane_json_and_layers(graph, graph_id, decisions=decisions, lean_above=lean_above)[0]
+
+
+def pane_json_and_layers(graph: Graph, graph_id: str, *, decisions: Sequence[FusionDecision] = (),
+                         lean_above: int = LEAN_ABOVE) -> tuple[str, dict[str, str]]:
+    """pane_json's text and the layer (namespace) of each node of the graph in it: where the canvas
+    opens a pane on a node (canvas_focus)."""
     with gc_paused():
         graphs = canvas_graphs(graph, graph_id, decisions=decisions)
+        layers = {n["id"]: n.get("namespace", "") for n in graphs[0]["nodes"]} if graphs else {}
         if sum(len(g["nodes"]) for g in graphs) > lean_above:
             graphs = [lean_graph(g) for g in graphs]
-        return json.dumps({"graphs": graphs}, separators=(",", ":"), ensure_ascii=False)
+        return json.dumps({"graphs": graphs}, separators=(",", ":"), ensure_ascii=False), layers
 
 
 def overlay_json(overlay: Overlay) -> str:

@@ -342,3 +342,29 @@ def wait_panes_selected(page: Page, node: str, index: int = 0, timeout: float = 
             raise AssertionError(f"the panes are not in step on {node!r}: they select {shown}, "
                                  f"expected {expected}")
         time.sleep(0.2)
+
+
+# A label is readable when its ink is at least this many screen pixels high: a label's ink spans its capitals
+# (about 0.7 em), so 8 px is a 11-12 px font, the smallest size UI text is set in (Streamlit's captions are
+# 14 px). At the fit-the-whole-graph zoom of a 176-node graph the same label is 1-3 px: specks.
+READABLE_TEXT_PX = 8
+TEXT_DARKNESS = 110  # a label's pixels (Model Explorer writes them near-black) against the pastel fill
+
+
+def label_height(pixels: np.ndarray, box: Box, origin: dict[str, float]) -> int:
+    """The height in screen pixels of the dark ink (the label) inside a node box found on `pixels`."""
+    x0, y0 = int(box.x - origin["x"]) + 2, int(box.y - origin["y"]) + 2
+    inside = pixels[y0:y0 + int(box.height) - 4, x0:x0 + int(box.width) - 4]
+    rows = np.nonzero((inside.max(axis=2) < TEXT_DARKNESS).sum(axis=1) >= 1)[0]
+    return int(rows[-1] - rows[0] + 1) if rows.size else 0
+
+
+def readable_boxes(page: Page, pane: int, index: int = 0) -> list[tuple[Box, int]]:
+    """The overlay-coloured node boxes on pane `pane`, entirely on screen, each with its label's height
+    (node_boxes, then the label measured on one more screenshot of the settled pane)."""
+    boxes = node_boxes(page, pane, index)
+    target = pane_canvases(page, index).nth(pane)
+    pixels, origin = drawn_pixels(page, target)
+    viewport = page.viewport_size or {"width": 0, "height": 0}
+    shown = [b for b in boxes if b.y >= 0 and b.y + b.height <= viewport["height"]]
+    return [(b, label_height(pixels, b, origin)) for b in shown]

@@ -51,7 +51,8 @@ def test_category_colours_every_node_by_its_fusion_category(compiled: ge_core.Co
         assert set(overlay.values) == {n.name for n in graph.nodes}
         data = node_data(overlay)
         conv = next(n.name for n in graph.nodes if n.op_type in ("Conv", "FusedConv"))
-        assert data["results"][conv] == {"value": "cube", "bgColor": CATEGORY_COLOURS[ge_core.ops.Category.CUBE]}
+        assert data["results"][conv] == {"value": "cube", "bgColor": CATEGORY_COLOURS[ge_core.ops.Category.CUBE],
+                                         "textColor": "#000000"}  # labels always black: legible on any fill
         assert "gradient" not in data and "thresholds" not in data
 
 
@@ -130,7 +131,8 @@ def test_overlays_show_in_the_side_panel_as_text(compiled: ge_core.CompiledModel
 def test_thresholds_replace_the_gradient_when_given() -> None:
     overlay = Overlay("size", {"a": 1, "b": 50}, "bytes", thresholds=((10, "#00ff00"), (100, "#ff0000")))
     data = node_data(overlay)
-    assert data["thresholds"] == [{"value": 10, "bgColor": "#00ff00"}, {"value": 100, "bgColor": "#ff0000"}]
+    assert data["thresholds"] == [{"value": 10, "bgColor": "#00ff00", "textColor": "#000000"},
+                                  {"value": 100, "bgColor": "#ff0000", "textColor": "#000000"}]
     assert "gradient" not in data
     assert overlay.text("a") == "1 B" and overlay.text("zz") is None
     assert Overlay("steps", {"a": 3}, "steps").text("a") == "3 steps"

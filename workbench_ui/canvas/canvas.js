@@ -66,9 +66,11 @@ function urlData(panes, selected, sync, withUiState = true) {
     nodeDataTargets: targets,
     uiState: {
       paneStates: panes.map((pane, i) => ({
-        deepestExpandedGroupNodeIds: [],
-        // every pane opens on the node (a pane without it ignores it): the panes start in step
-        selectedNodeId: selected ? selected.id : "",
+        // each pane opens the layers holding what the pass changed ...
+        deepestExpandedGroupNodeIds: focusOf(pane).layers,
+        // ... and on the node the page selected (a pane without it ignores it: the panes start in step),
+        // else on its first changed node (or first op): Model Explorer frames it at a readable zoom
+        selectedNodeId: selected ? selected.id : focusOf(pane).node,
         selectedGraphId: pane.graph_id,
         selectedCollectionLabel: pane.label,
         widthFraction: 1 / panes.length,
@@ -79,6 +81,15 @@ function urlData(panes, selected, sync, withUiState = true) {
   if (panes.length === 2 && sync) data.sync = { mode: "match_node_id" };
   if (!withUiState) delete data.uiState; // Model Explorer then opens the collection's biggest graph
   return data;
+}
+
+function focusOf(pane) {
+  return { node: (pane.focus && pane.focus.node) || "", layers: (pane.focus && pane.focus.layers) || [] };
+}
+
+// The nodes a load selects by itself (no node selected by the page): their echo is no click to report.
+function focusEchoes(panes, selected) {
+  return new Set(selected ? [] : panes.map((pane) => focusOf(pane).node).filter(Boolean));
 }
 
 function handOver(token, panes) {
@@ -102,7 +113,13 @@ class Canvas {
     this.openButton.textContent = "Open in Model Explorer ↗";
     this.openButton.title = "This snapshot, with every detail and overlay, in a Model Explorer tab of its own";
     this.openButton.addEventListener("click", () => this.openTab());
-    this.bar.append(this.status, this.openButton);
+    this.changeButtons = [this.changeButton("◀ change", "The previous node this pass changed", -1),
+                          this.changeButton("change ▶", "The next node this pass changed", 1)];
+    this.changeCount = document.createElement("span");
+    this.changeCount.className = "ge-canvas-change-count";
+    this.changes = []; // [pane index, node id] of what the pass changed: after's nodes, then before's only
+    this.changeAt = 0;
+    this.bar.append(this.status, this.changeButtons[0], this.changeCount, this.changeButtons[1], this.openButton);
     this.frame = this.placeholder();
     this.stack = document.createElement("div"); // the frame shown, and the one drawn ahead beneath it
     this.stack.className = "ge-canvas-stack";
@@ -122,6 +139,7 @@ class Canvas {
     this.shown = ""; // the node the canvas has selected
     this.reported = ""; // the last click sent to Python
     this.pending = null; // a selection asked of the canvas, not yet echoed
+    this.echoes = new Set(); // nodes the shown frame selected on its own (each pane's focus), until a press
     this.timer = null;
     this.ahead = null; // {version, token, frame, selected}: the panes drawn out of sight
     this.aheadWanted = null; // data.ahead not yet drawn
@@ -145,6 +163,7 @@ class Canvas {
 
   update(data, trigger) {
     this.trigger = trigger;
+    if (!this.data || data.version !== this.data.version) this.listChanges(data.panes);
     this.data = data;
     this.frame.style.height = `${data.height}px`;
     this.status.textContent = data.caption || "";
@@ -169,6 +188,48 @@ class Canvas {
     this.planAhead(data.ahead || null);
   }
 
+  changeButton(text, title, step) {
+    const button = document.createElement("button");
+    button.type = "button";
+    button.className = "ge-canvas-change";
+    button.textContent = text;
+    button.title = title;
+    button.hidden = true;
+    button.addEventListener("click", () => this.goToChange(step));
+    return button;
+  }
+
+  listChanges(panes) {
+    const lists = panes.map((pane) => (pane.focus && pane.focus.changes) || []);
+    const last = lists.length - 1;
+    const inLast = new Set(lists[last] || []);
+    this.changes = [...(lists[last] || []).map((id) => [last, id])];
+    lists.slice(0, last).forEach((ids, i) => ids.forEach((id) => { if (!inLast.has(id)) this.changes.push([i, id]); }));
+    this.changeAt = 0;
+    this.showChangeCount();
+  }
+
+  showChangeCount() {
+    const some = this.changes.length > 0;
+    this.changeButtons.forEach((button) => { button.hidden = !some; });
+    this.changeCount.textContent = some ? `${this.changeAt + 1} of ${this.changes.length}` : "";
+  }
+
+  // Model Explorer opens the layers down to the node, selects it and frames it (its own "locate").
+  goToChange(step) {
+    if (!this.changes.length) return;
+    this.changeAt = (this.changeAt + step + this.changes.length) % this.changes.length;
+    this.showChangeCount();
+    const [pane, id] = this.changes[this.changeAt];
+    try {
+      const renderer = this.frame.contentWindow.me_test.renderers[pane];
+      this.echoes.add(id); // the canvas's own move: no click to report
+      renderer.sendLocateNodeRequest(id, renderer.rendererId, false, true);
+    } catch (err) {
+      // the pane has not drawn yet: the press does nothing
+    }
+  }
+
   // The panes drawn ahead become the ones shown; the selection follows the page's if it moved since.
   promote(data) {
     const ahead = this.ahead;
@@ -185,6 +246,7 @@ class Canvas {
     this.frame = ahead.frame;
     this.shown = ahead.selected;
     this.reported = this.shown;
+    this.echoes = ahead.echoes;
     const wanted = data.selected ? data.selected.id : "";
     if (wanted && wanted !== this.shown) this.select(wanted);
   }
@@ -234,7 +296,8 @@ class Canvas {
     frame.style.height = this.frame.style.height;
     frame.dataset.version = ahead.version;
     this.stack.insertBefore(frame, this.frame);
-    this.ahead = { version: ahead.version, token, frame, selected: selected ? selected.id : "" };
+    this.ahead = { version: ahead.version, token, frame, selected: selected ? selected.id : "",
+                   echoes: focusEchoes(ahead.panes, selected) };
   }
 
   // The frame shown has drawn its graphs (Model Explorer's own elements, no pixels read).
@@ -284,6 +347,7 @@ class Canvas {
     this.token = token;
     this.shown = data.selected ? data.selected.id : "";
     this.reported = this.shown;
+    this.echoes = focusEchoes(data.panes, data.selected);
     this.stopSelecting();
     const params = new URLSearchParams({ ge: token, embed: "1",
                                          data: JSON.stringify(urlData(data.panes, data.selected, data.sync)) });
@@ -332,9 +396,13 @@ class Canvas {
   receive(event) {
     if (event.source !== this.frame.contentWindow || event.origin !== window.location.origin) return;
     const message = event.data || {};
-    if (message.cmd === "model-explorer-mousedown") this.calmSince = null; // in use: draw ahead later
+    if (message.cmd === "model-explorer-mousedown") {
+      this.calmSince = null; // in use: draw ahead later
+      this.echoes.clear(); // what it selects from now on is the user's
+    }
     if (message.cmd !== "model-explorer-node-selected" || !message.nodeId) return;
     this.shown = message.nodeId;
+    if (this.echoes.has(message.nodeId)) return; // the pane opening on its focus, not a click
     if (this.pending === message.nodeId) {
       this.stopSelecting(); // the canvas did what Python asked: nothing to report
       return;

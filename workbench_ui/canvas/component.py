@@ -19,6 +19,7 @@ from pathlib import Path
 import streamlit as st
 from streamlit import runtime
 
+from ge_core.viz import Focus
 from workbench_ui.canvas.serving import entry_url, serving_problem, site_path
 
 CANVAS_HEIGHT = 640  # px: the canvas and the inspector beside it share this height (no 14,000 px pages)
@@ -26,6 +27,7 @@ CANVAS_COLUMNS = (5, 2)  # widths of the canvas and the inspector beside it
 _JS = Path(__file__).with_name("canvas.js").read_text()
 _CSS = Path(__file__).with_name("canvas.css").read_text()
 _component = st.components.v2.component("ge_workbench.canvas", js=_JS, css=_CSS, isolate_styles=False)
+MAX_CHANGES = 2000  # changed nodes a pane lists for "next change" (the first ones, in graph order)
 _OPEN_REQUESTS = "_ge_canvas_open_requests"  # canvas key -> token of a tab waiting for its data
 
 
@@ -33,20 +35,24 @@ _OPEN_REQUESTS = "_ge_canvas_open_requests"  # canvas key -> token of a tab wait
 class Pane:
     """What one pane shows: a collection (`label`, unique on the canvas) holding the graph `graph_id` and
     its fused bodies (`graphs`: Model Explorer JSON text `{"graphs": [...]}`), with overlays as node data
-    (name, GraphNodeData JSON text); the last overlay is the one shown, the others are a click away."""
+    (name, GraphNodeData JSON text); the last overlay is the one shown, the others are a click away. The
+    pane opens on `focus` (its first node selected and framed readably, its layers open) unless the page
+    selected a node."""
 
     label: str
     graph_id: str
     graphs: str
     overlays: tuple[tuple[str, str], ...] = ()
     digest: str = field(default="", compare=False)  # names `graphs` (set by panes.py, which builds it)
+    focus: Focus = field(default_factory=Focus)
 
     def with_overlays(self, overlays: Sequence[tuple[str, str]]) -> Pane:
-        return Pane(self.label, self.graph_id, self.graphs, tuple(overlays), self.digest)
+        return Pane(self.label, self.graph_id, self.graphs, tuple(overlays), self.digest, self.focus)
 
     def fingerprint(self) -> str:
         overlays = "|".join(f"{name}:{_sha(text)}" for name, text in self.overlays)
-        return f"{self.label}|{self.graph_id}|{self.digest or _sha(self.graphs)}|{overlays}"
+        focus = _sha("\n".join([*self.focus.nodes[:1], *self.focus.layers]))
+        return f"{self.label}|{self.graph_id}|{self.digest or _sha(self.graphs)}|{overlays}|{focus}"
 
 
 @dataclass(frozen=True)
@@ -111,6 +117,8 @@ def _version(panes: Sequence[Pane], sync: bool) -> str:
 
 def _pane_data(pane: Pane, where: str) -> dict[str, object]:
     return {"label": pane.label, "graph_id": pane.graph_id, "graphs": _handed(pane.graphs, f"{where}.graphs"),
+            "focus": {"node": pane.focus.first, "layers": list(pane.focus.layers),
+                      "changes": list(pane.focus.nodes[:MAX_CHANGES]) if pane.focus.changed else []},
             "overlays": [[name, _handed(text, f"{where}.overlay.{k}")] for k, (name, text) in enumerate(pane.overlays)]}
 
 

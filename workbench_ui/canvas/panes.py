@@ -8,22 +8,24 @@ graph after pass k, drawn again as the "before" of pass k + 1, is not built twic
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from dataclasses import dataclass, field
 
 from ge_core import Graph
-from ge_core.viz import Overlay, overlay_json, pane_json
+from ge_core.viz import Focus, Overlay, overlay_json, pane_json_and_layers
 from workbench_ui.canvas.component import Pane
 from workbench_ui.shared_cache import SharedCache, shared_cache
 
 GRAPH_ENTRIES = 24  # snapshots kept (a 10k-node graph's JSON is a few MB)
 OVERLAY_ENTRIES = 256
+FIT_WHOLE_UP_TO = 40  # items (nodes, inputs, outputs): a graph this small is readable fitted whole
 
 
 @dataclass(frozen=True)
 class GraphJson:
     text: str
     digest: str
+    layers: Mapping[str, str] = field(default_factory=dict)  # node id -> its layer (namespace) on the canvas
 
 
 GraphCache = SharedCache[tuple[Hashable, str], GraphJson]
@@ -48,8 +50,8 @@ def build_graph_json(cache: GraphCache, key: Hashable, graph: Graph, graph_id: s
     """graph_json into a cache at hand (safe in any thread: it draws nothing and calls no st.*)."""
     found = cache.get((key, graph_id))
     if found is None:
-        text = pane_json(graph, graph_id)
-        found = GraphJson(text, hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest())
+        text, layers = pane_json_and_layers(graph, graph_id)
+        found = GraphJson(text, hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest(), layers)
         cache.put((key, graph_id), found)
     return found
 
@@ -68,8 +70,18 @@ def build_overlay_text(cache: OverlayCache, key: Hashable, make: Callable[[], Ov
     return found
 
 
-def make_pane(label: str, graph_id: str, graph: GraphJson, overlays: Sequence[tuple[str, str]] = ()) -> Pane:
-    return Pane(label, graph_id, graph.text, tuple(overlays), graph.digest)
+def make_pane(label: str, graph_id: str, graph: GraphJson, overlays: Sequence[tuple[str, str]] = (),
+              focus: Focus | None = None) -> Pane:
+    """A pane of `graph`; it opens on `focus` (default: the graph's first op, framed at a readable zoom)."""
+    return Pane(label, graph_id, graph.text, tuple(overlays), graph.digest, focus or _first_op(graph))
+
+
+def _first_op(graph: GraphJson) -> Focus:
+    """A graph of a few items is framed whole (readable as it is); a bigger one on its first op."""
+    if len(graph.layers) <= FIT_WHOLE_UP_TO:
+        return Focus()
+    first = next((node for node in graph.layers if not node.startswith(("input:", "output:", "captured:"))), "")
+    return Focus((first,)) if first else Focus()
 
 
 def shown_last(overlays: dict[str, tuple[str, str]], shown: str) -> list[tuple[str, str]]:
