@@ -82,7 +82,7 @@ def test_a_dump_folder_steps_on_the_graph_page_with_the_diff(server: Server, pag
     wait_idle(page)
     page.wait_for_selector(CANVAS_READY)
     first = page.get_by_test_id("stSlider").inner_text()
-    page.get_by_role("button", name="▶").click()
+    page.get_by_role("button", name="▶", exact=True).click()
     wait_idle(page)
     expect(page.get_by_test_id("stSlider")).not_to_have_text(first)
     assert page.locator(EXCEPTION).count() == 0
