@@ -24,12 +24,12 @@ from pathlib import Path
 import numpy as np
 
 from ge_core.config import CompileConfig
-from ge_core.errors import GEError, UsageError, quote
+from ge_core.errors import UsageError, quote
 from ge_core.frontend.input_shapes import InputShapes
 from ge_core.ir.graph import Graph
 from ge_core.offline.cache import CompileCache
 from ge_core.session.session import Session
-from ge_core.session.shapes import reshape_inputs
+from ge_core.session.shapes import takes_shapes
 
 STRATEGIES = ("static", "gears", "range", "online")
 STRATEGY_TITLES = {"static": "static (recompile per shape)", "gears": "gears (padded)",
@@ -64,12 +64,12 @@ class DynamicAxis:
     def largest_size(self, graph: Graph, up_to: int) -> int | None:
         """The largest size up to `up_to` whose shapes the graph takes (shape inference only; a size above a
         position-embedding table is refused, for instance), by bisection; None when even 1 is refused."""
-        if _takes(graph, self.shapes(up_to)):
+        if takes_shapes(graph, self.shapes(up_to)):
             return up_to
         good, bad = 0, up_to
         while bad - good > 1:
             middle = (good + bad) // 2
-            good, bad = (middle, bad) if _takes(graph, self.shapes(middle)) else (good, middle)
+            good, bad = (middle, bad) if takes_shapes(graph, self.shapes(middle)) else (good, middle)
         return good or None
 
     def shapes(self, size: int) -> InputShapes:
@@ -85,14 +85,6 @@ class DynamicAxis:
         """ge.dynamicDims: one value per varying dim, per gear."""
         count = sum(d is None for dims in self.template.values() for d in dims)
         return ";".join(",".join([str(g)] * count) for g in gears)
-
-
-def _takes(graph: Graph, shapes: InputShapes) -> bool:
-    try:
-        reshape_inputs(graph, shapes)
-    except GEError:
-        return False
-    return True
 
 
 def symbols(graph: Graph) -> list[str]:

@@ -12,10 +12,9 @@ from __future__ import annotations
 
 import re
 
-from ge_core.errors import GEError
 from ge_core.frontend.input_shapes import InputShapes
 from ge_core.ir.graph import Graph
-from ge_core.session.shapes import reshape_inputs
+from ge_core.session.shapes import takes_shapes
 
 SIZES = (1, 8, 16, 32, 64, 128, 224, 256, 512, 640, 1024)  # tried in order, all varying dims at once
 IMAGE_SIZE, SEQUENCE_SIZE = 224, 128
@@ -34,7 +33,7 @@ def prefill_spec(graph: Graph) -> str:
     candidates = [typical, *({d: 1 if d in batch else size for d in typical} for size in SIZES)]
     for sizes in candidates:
         shapes = _shapes(symbolic, sizes)
-        if _takes(graph, shapes):
+        if takes_shapes(graph, shapes):
             return _spec(shapes)
     return _spec(_shapes(symbolic, typical))
 
@@ -49,14 +48,6 @@ def _typical(name: str, axis: int, rank: int) -> int:
 
 def _shapes(symbolic: dict[str, tuple[int | str, ...]], sizes: dict[str, int]) -> InputShapes:
     return {n: tuple(sizes[d] if isinstance(d, str) else int(d) for d in dims) for n, dims in symbolic.items()}
-
-
-def _takes(graph: Graph, shapes: InputShapes) -> bool:
-    try:
-        reshape_inputs(graph, shapes)
-    except GEError:
-        return False
-    return True
 
 
 def _spec(shapes: InputShapes) -> str:

@@ -12,7 +12,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from ge_core.errors import ModelError, UsageError, quote
+from ge_core.errors import GEError, ModelError, UsageError, quote
 from ge_core.frontend.input_shapes import Dim, DimRange, InputShapes, ShapeSpec, format_input_shapes, parse_shape_spec
 from ge_core.ir.graph import Graph
 from ge_core.ops import REGISTRY, infer_graph
@@ -89,3 +89,12 @@ def reshape_inputs(graph: Graph, shapes: Mapping[str, Sequence[Dim]]) -> Graph:
 # The spec's types and parser live with the one parser of its text (ge_core.frontend.input_shapes).
 __all__ = ["Dim", "DimRange", "ShapeSpec", "feed_shapes", "fill", "is_static", "outside", "parse_shape_spec",
            "reshape_inputs", "shapes_text", "unknown_dims"]
+
+
+def takes_shapes(graph: Graph, shapes: InputShapes) -> bool:
+    """Whether shape inference accepts `shapes` for the graph's inputs (a refusal is an answer, not an error)."""
+    try:
+        reshape_inputs(graph, shapes)
+    except GEError:
+        return False
+    return True
