@@ -12,6 +12,7 @@ from ge_core import CompiledModel, Graph, ImportResult, ModelSummary, import_onn
 from ge_core.debugging import final_stage, load_ge_dump
 from ge_core.errors import GEError, ResourceLimitError
 from workbench_ui.model_picker import ModelChoice
+from workbench_ui.upload_store import UploadGone
 
 CACHE_ENTRIES = 6  # a zoo model's graph holds its weights (VGG-19: ~570 MB): keep only a few
 MAX_DUMP_UPLOAD = 512 << 20  # bytes of one dump upload (file or zip), checked before it is read
@@ -40,6 +41,8 @@ def _load_cached(key: str, input_shapes: str, _fetch: Callable[[], bytes]) -> Lo
     # `_fetch` is left out of the cache key (leading underscore): `key` already names the bytes.
     try:
         result = import_model_bytes(_fetch(), input_shapes)
+    except UploadGone:  # the file went, not the model's fault: never cached (the same bytes may come back)
+        raise
     except GEError as err:  # the model's or the user's fault: cached like a success
         return LoadOutcome(None, None, str(err))
     return LoadOutcome(result, summarize(result))
@@ -47,7 +50,7 @@ def _load_cached(key: str, input_shapes: str, _fetch: Callable[[], bytes]) -> Lo
 
 @st.cache_resource(max_entries=CACHE_ENTRIES, show_spinner="Reading the GE dump…")
 def _dump_cached(key: str, file_name: str, _fetch: Callable[[], bytes]) -> LoadOutcome:
-    data = _fetch()
+    data = _fetch()  # an UploadGone from here is not cached (outside the try)
     try:
         if len(data) > MAX_DUMP_UPLOAD:  # before anything is parsed
             raise ResourceLimitError(f"GE dump '{file_name}' is {len(data):,} bytes, over the {MAX_DUMP_UPLOAD:,} "
@@ -66,6 +69,8 @@ def load_model(choice: ModelChoice, input_shapes: str) -> LoadOutcome:
         if choice.is_ge_dump:
             return _dump_cached(choice.key, choice.file_name, choice.fetch)
         return _load_cached(choice.key, input_shapes.strip(), choice.fetch)
+    except UploadGone as gone:
+        return LoadOutcome(None, None, str(gone))
     except Exception as exc:  # a bug of ours: not cached, shown with its traceback tucked away
         return LoadOutcome(None, None, f"Internal error while importing the model ({type(exc).__name__}: "
                                        f"{exc}). This is a bug in GE Workbench; please report it.", exc)
