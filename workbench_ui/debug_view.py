@@ -20,7 +20,7 @@ from ge_core.debugging import (
 from ge_core.errors import GEError
 from workbench_ui.model_canvas import show_graph_canvas
 from workbench_ui.session import CompileOutcome, ConfigKey, WorkbenchConfig
-from workbench_ui.shared_cache import SharedCache, shared_cache
+from workbench_ui.shared_cache import SharedCache, say_if_recomputed, shared_cache
 from workbench_ui.status import PHASE_TITLES, show_failure_facts, show_failure_headline, show_failure_text
 from workbench_ui.text import code_span, md_escape
 
@@ -62,6 +62,7 @@ def numerics_outcome(outcome: CompileOutcome, tolerance: float, seed: int) -> Nu
     key = (outcome.config.cache_key, tolerance, seed)
     numerics = cache.get(key)
     if numerics is None:
+        say_if_recomputed(cache, key, "Bisected")
         numerics = _bisect_with_progress(compiled, tolerance, seed)
         cache.put(key, numerics)
     return numerics

@@ -25,7 +25,7 @@ from workbench_ui.loading import LoadOutcome, load_model
 from workbench_ui.model_picker import ModelChoice, pick_model
 from workbench_ui.persist import keep
 from workbench_ui.shapes import current_spec, shape_box
-from workbench_ui.shared_cache import SharedCache, shared_cache
+from workbench_ui.shared_cache import SharedCache, budget_line, memory_budget, say_if_recomputed, shared_cache
 
 ConfigKey = tuple[str, str, str]  # WorkbenchConfig.cache_key: model bytes, shapes as typed, CompileConfig.key()
 OPT_KEY = "ge_opt_level"
@@ -129,6 +129,8 @@ def compile_outcome(config: WorkbenchConfig) -> CompileOutcome:
     cached = cache.get(config.cache_key)
     if cached is not None:
         return cached
+    with progress:
+        say_if_recomputed(cache, config.cache_key, "Compiled")
     try:
         with progress:
             outcome = _compile_with_progress(config, load, load.result.graph)
@@ -199,6 +201,9 @@ def draw_sidebar() -> WorkbenchConfig:
                                       persist_state="session", help=DISABLED_HELP,
                                       placeholder="none: every pass of the level runs")
     hardware = pick_hardware()
+    budget = memory_budget()
+    # One budget in bytes for everything the server keeps (GE_WORKBENCH_MEMORY_BUDGET): see memory_budget.
+    st.sidebar.progress(min(budget.used / max(budget.capacity, 1), 1.0), text=budget_line())
     settings = CompileConfig(opt_level=str(opt or DEFAULT_OPT_LEVEL), disabled_passes=frozenset(disabled),
                              hardware=hardware.target,
                              verify=True)  # the workbench checks every pass: a broken rewrite is caught at once
