@@ -18,6 +18,8 @@ from ge_core.debugging import (
     reproducer_zip,
 )
 from ge_core.errors import GEError
+from workbench_ui.heavy import is_heavy, run_heavy
+from workbench_ui.jobs import bisect_job
 from workbench_ui.model_canvas import show_graph_canvas
 from workbench_ui.session import CompileOutcome, ConfigKey, WorkbenchConfig
 from workbench_ui.shared_cache import SharedCache, say_if_recomputed, shared_cache
@@ -69,6 +71,8 @@ def numerics_outcome(outcome: CompileOutcome, tolerance: float, seed: int) -> Nu
 
 
 def _bisect_with_progress(compiled: CompiledModel, tolerance: float, seed: int) -> NumericsOutcome:
+    if is_heavy(compiled.input_graph):
+        return _bisect_in_worker(compiled, tolerance, seed)
     bar = st.empty()
 
     def progress(done: int, total: int) -> None:
@@ -81,6 +85,15 @@ def _bisect_with_progress(compiled: CompiledModel, tolerance: float, seed: int) 
         return NumericsOutcome(None, reference_failure(err, compiled))
     finally:
         bar.empty()
+
+
+def _bisect_in_worker(compiled: CompiledModel, tolerance: float, seed: int) -> NumericsOutcome:
+    """A big graph's bisection, in a worker process (workbench_ui.heavy); one stopped at its limits says so."""
+    try:
+        made = run_heavy(bisect_job, compiled, tolerance, seed, what="Running the graph after each pass")
+    except GEError as err:  # JobStopped
+        return NumericsOutcome(None, reference_failure(err, compiled))
+    return NumericsOutcome(None, made) if isinstance(made, Failure) else NumericsOutcome(made, None)
 
 
 def first_failure(outcome: CompileOutcome, numerics: NumericsOutcome | None) -> Failure | None:

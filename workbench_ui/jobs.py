@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import os
 
-from ge_core import CompileCache, CompileConfig, CompiledModel, Graph
+from ge_core import CompileCache, CompileConfig, CompiledModel, Graph, random_feeds
 from ge_core import compile as ge_compile
-from ge_core.debugging import Failure, error_failure
+from ge_core.debugging import BisectResult, Failure, bisect_numerics, error_failure, reference_failure
 from ge_core.errors import GEError
 from workbench_ui.workers import Progress
 
@@ -29,3 +29,15 @@ def compile_job(graph: Graph, config: CompileConfig, *, progress: Progress) -> C
         return ge_compile(graph, config, progress=progress, cache=disk_cache())
     except GEError as err:
         return error_failure(err, "compile", graph)
+
+
+def bisect_job(compiled: CompiledModel, tolerance: float, seed: int, *,
+               progress: Progress) -> BisectResult | Failure:
+    """The numeric bisection on seeded random inputs, or why the imported graph itself could not run."""
+    def steps(done: int, total: int) -> None:
+        progress(done, total, "running the graph after this pass")
+
+    try:
+        return bisect_numerics(compiled, random_feeds(compiled.input_graph, seed), tolerance, steps)
+    except GEError as err:  # bad feeds, or the imported graph itself fails to run
+        return reference_failure(err, compiled)

@@ -96,3 +96,15 @@ def test_a_compile_over_its_time_limit_says_so_and_the_next_session_compiles(
     other = open_page("app_pages/passes.py", "conv_bn_relu")  # compiled in a worker, within the limits
     assert not other.exception and not other.error
     assert any("Compiled in" in c.value for c in other.caption)
+
+
+def test_the_debug_pages_bisection_in_a_worker_gives_the_table_the_thread_gives(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    st.cache_resource.clear()
+    here = open_page("app_pages/debug.py", "conv_bn_relu")
+    monkeypatch.setenv("GE_WORKBENCH_HEAVY_NODES", "0")
+    st.cache_resource.clear()
+    worker = open_page("app_pages/debug.py", "conv_bn_relu")
+    st.cache_resource.clear()
+    assert not here.exception and not worker.exception
+    assert worker.dataframe[0].value.equals(here.dataframe[0].value)
