@@ -10,4 +10,7 @@ from __future__ import annotations
 
 from workbench_ui.router import run_router
 
-run_router()
+# Streamlit runs this file as __main__; a worker process (workbench_ui.workers) imports it as __mp_main__,
+# as multiprocessing does with a main module, and must not start the app there.
+if __name__ == "__main__":
+    run_router()

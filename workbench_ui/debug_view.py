@@ -18,9 +18,11 @@ from ge_core.debugging import (
     reproducer_zip,
 )
 from ge_core.errors import GEError
+from workbench_ui.heavy import is_heavy, run_heavy
+from workbench_ui.jobs import bisect_job
 from workbench_ui.model_canvas import show_graph_canvas
 from workbench_ui.session import CompileOutcome, ConfigKey, WorkbenchConfig
-from workbench_ui.shared_cache import SharedCache, shared_cache
+from workbench_ui.shared_cache import SharedCache, say_if_recomputed, shared_cache
 from workbench_ui.status import PHASE_TITLES, show_failure_facts, show_failure_headline, show_failure_text
 from workbench_ui.text import code_span, md_escape
 
@@ -62,12 +64,15 @@ def numerics_outcome(outcome: CompileOutcome, tolerance: float, seed: int) -> Nu
     key = (outcome.config.cache_key, tolerance, seed)
     numerics = cache.get(key)
     if numerics is None:
+        say_if_recomputed(cache, key, "Bisected")
         numerics = _bisect_with_progress(compiled, tolerance, seed)
         cache.put(key, numerics)
     return numerics
 
 
 def _bisect_with_progress(compiled: CompiledModel, tolerance: float, seed: int) -> NumericsOutcome:
+    if is_heavy(compiled.input_graph):
+        return _bisect_in_worker(compiled, tolerance, seed)
     bar = st.empty()
 
     def progress(done: int, total: int) -> None:
@@ -80,6 +85,15 @@ def _bisect_with_progress(compiled: CompiledModel, tolerance: float, seed: int) 
         return NumericsOutcome(None, reference_failure(err, compiled))
     finally:
         bar.empty()
+
+
+def _bisect_in_worker(compiled: CompiledModel, tolerance: float, seed: int) -> NumericsOutcome:
+    """A big graph's bisection, in a worker process (workbench_ui.heavy); one stopped at its limits says so."""
+    try:
+        made = run_heavy(bisect_job, compiled, tolerance, seed, what="Running the graph after each pass")
+    except GEError as err:  # JobStopped
+        return NumericsOutcome(None, reference_failure(err, compiled))
+    return NumericsOutcome(None, made) if isinstance(made, Failure) else NumericsOutcome(made, None)
 
 
 def first_failure(outcome: CompileOutcome, numerics: NumericsOutcome | None) -> Failure | None:

@@ -1,5 +1,6 @@
-"""Importing the chosen model, cached per (model bytes, input shapes) across reruns and sessions; a GE dump
-is read once (every stage), its last stage standing for the import."""
+"""Importing the chosen model, cached per (model bytes, input shapes) across reruns and sessions within the
+server's memory budget (workbench_ui.shared_cache); a GE dump is read once (every stage), its last stage
+standing for the import."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ from ge_core import CompiledModel, Graph, ImportResult, ModelSummary, import_onn
 from ge_core.debugging import final_stage, load_ge_dump
 from ge_core.errors import GEError, ResourceLimitError
 from workbench_ui.model_picker import ModelChoice
+from workbench_ui.shared_cache import SharedCache, say_if_recomputed, shared_cache
+from workbench_ui.upload_store import UploadGone
 
 CACHE_ENTRIES = 6  # a zoo model's graph holds its weights (VGG-19: ~570 MB): keep only a few
 MAX_DUMP_UPLOAD = 512 << 20  # bytes of one dump upload (file or zip), checked before it is read
@@ -35,19 +38,18 @@ def import_model_bytes(data: bytes, input_shapes: str = "") -> ImportResult:
     return import_onnx(bytes(data), input_shapes.strip() or None)
 
 
-@st.cache_resource(max_entries=CACHE_ENTRIES, show_spinner="Importing the model…")
-def _load_cached(key: str, input_shapes: str, _fetch: Callable[[], bytes]) -> LoadOutcome:
-    # `_fetch` is left out of the cache key (leading underscore): `key` already names the bytes.
+def _import(input_shapes: str, fetch: Callable[[], bytes]) -> LoadOutcome:
     try:
-        result = import_model_bytes(_fetch(), input_shapes)
+        result = import_model_bytes(fetch(), input_shapes)
+    except UploadGone:  # the file went, not the model's fault: never cached (the same bytes may come back)
+        raise
     except GEError as err:  # the model's or the user's fault: cached like a success
         return LoadOutcome(None, None, str(err))
     return LoadOutcome(result, summarize(result))
 
 
-@st.cache_resource(max_entries=CACHE_ENTRIES, show_spinner="Reading the GE dump…")
-def _dump_cached(key: str, file_name: str, _fetch: Callable[[], bytes]) -> LoadOutcome:
-    data = _fetch()
+def _read_dump(file_name: str, fetch: Callable[[], bytes]) -> LoadOutcome:
+    data = fetch()  # an UploadGone from here is not cached (outside the try)
     try:
         if len(data) > MAX_DUMP_UPLOAD:  # before anything is parsed
             raise ResourceLimitError(f"GE dump '{file_name}' is {len(data):,} bytes, over the {MAX_DUMP_UPLOAD:,} "
@@ -62,13 +64,25 @@ def _dump_cached(key: str, file_name: str, _fetch: Callable[[], bytes]) -> LoadO
 
 
 def load_model(choice: ModelChoice, input_shapes: str) -> LoadOutcome:
+    """The import (or the dump read), cached per (model bytes, input shapes) within the server's memory
+    budget; a spinner while it runs, and a word when it runs again because the budget had dropped it."""
+    cache: SharedCache[tuple[str, str], LoadOutcome] = shared_cache("imports", CACHE_ENTRIES)
+    key = (choice.key, "" if choice.is_ge_dump else input_shapes.strip())
+    found = cache.get(key)
+    if found is not None:
+        return found
+    say_if_recomputed(cache, key, "Read" if choice.is_ge_dump else "Imported")
     try:
-        if choice.is_ge_dump:
-            return _dump_cached(choice.key, choice.file_name, choice.fetch)
-        return _load_cached(choice.key, input_shapes.strip(), choice.fetch)
+        with st.spinner("Reading the GE dump…" if choice.is_ge_dump else "Importing the model…"):
+            outcome = (_read_dump(choice.file_name, choice.fetch) if choice.is_ge_dump
+                       else _import(key[1], choice.fetch))
+    except UploadGone as gone:
+        return LoadOutcome(None, None, str(gone))
     except Exception as exc:  # a bug of ours: not cached, shown with its traceback tucked away
         return LoadOutcome(None, None, f"Internal error while importing the model ({type(exc).__name__}: "
                                        f"{exc}). This is a bug in GE Workbench; please report it.", exc)
+    cache.put(key, outcome)
+    return outcome
 
 
 def symbolic_inputs(graph: Graph) -> dict[str, list[str]]:

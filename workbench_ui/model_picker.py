@@ -2,34 +2,37 @@
 dump (a dump sample, or an uploaded ge_proto / ge_onnx file or zipped dump folder), which the pages show as GE
 compiled it (workbench_ui.ge_dump_view).
 
-The address names the model: `?sample=resnet50`, or for an upload `?upload=<sha256 prefix>`, which opens
-while this server still has the file (every upload is kept, for every session, the most recent
-`UPLOADS_KEPT`), so a reload, a second tab or a shared link shows the same model."""
+The address names the model: `?sample=resnet50`, or for an upload `?upload=<sha256 prefix>`. Uploads belong to
+the browser session that made them (kept on disk by workbench_ui.uploads, removed when that session ends or
+after a time to live): the address opens one in a reload or a second tab of that browser, and another browser
+session opens it only through the share link its owner makes (`?upload=<id>&share=<secret>`)."""
 
 from __future__ import annotations
 
 import functools
-import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlencode
 
 import streamlit as st
 
+from ge_core.errors import ResourceLimitError
 from ge_core.samples import DEFAULT_SAMPLE, Sample, dump_file_name, ge_dump_samples, list_samples, sample_bytes
 from ge_core.viz import format_bytes
 from workbench_ui import address
 from workbench_ui.persist import keep
-from workbench_ui.shared_cache import SharedCache, shared_cache
 from workbench_ui.text import code_span
+from workbench_ui.upload_store import Upload, UploadGone
+from workbench_ui.uploads import session_owner, upload_store
 
 SOURCE_KEY = "ge_source"
 SAMPLE_KEY = "sample"  # also the URL query parameter: ?sample=mlp opens that sample
 UPLOAD_KEY = "ge_upload"
-UPLOADED_KEY = "ge_uploaded_file"  # (name, bytes) of the last upload, for every page
-UPLOAD_PARAM = "upload"  # ?upload=<sha256 prefix>: an uploaded model this server has
-DIGEST_CHARS = 16
-UPLOADS_KEPT = 8
+UPLOADED_KEY = "ge_uploaded_file"  # OpenedUpload: the last upload opened, for every page
+UPLOAD_PARAM = "upload"  # ?upload=<sha256 prefix>: an upload of this browser session (or one shared with it)
+SHARE_PARAM = "share"  # ?share=<secret>: the share link's secret, with which another session opens an upload
+SHARE_BUTTON_KEY = "ge_share_upload"
 SOURCES = ("Sample", "Upload")
 
 # Shown before each sample's title, so the list reads as groups (list_samples() orders it by kind).
@@ -37,6 +40,7 @@ KIND_PREFIX = {"sample": "Sample", "broken": "Broken", "light": "Zoo", "exported
                "ge_dump": "GE dump"}
 GE_DUMP = "ge_dump"  # ModelChoice.kind of a GE graph dump (a sample or an upload)
 DUMP_TYPES = ["txt", "pbtxt", "zip"]  # ge_proto_*.txt, ge_onnx_*.pbtxt, a zipped dump folder
+OpenedUpload = tuple[Upload, str]  # an upload and the share secret it was opened with ("" for the owner's own)
 
 
 @dataclass(frozen=True)
@@ -65,6 +69,7 @@ def pick_model() -> ModelChoice | None:
     choice = _upload_choice() if source == "Upload" else _sample_choice()
     if source != "Upload":
         address.write(UPLOAD_PARAM, "")
+        address.write(SHARE_PARAM, "")
     if choice is not None:
         st.sidebar.caption(choice.description)
     return choice
@@ -100,59 +105,83 @@ def sample_choice(sample: Sample) -> ModelChoice:
 
 def _upload_choice() -> ModelChoice | None:
     file = st.sidebar.file_uploader(
-        "ONNX model or GE dump", type=["onnx", *DUMP_TYPES], key=UPLOAD_KEY, on_change=_remember_upload,
+        "ONNX model or GE dump", type=["onnx", *DUMP_TYPES], key=UPLOAD_KEY, on_change=_forget_removed_upload,
         help="An .onnx model (weights inside the file: uploads that reference external data files are refused), "
-             "or a GE graph dump: a ge_proto_*.txt or ge_onnx_*.pbtxt file, or the dump folder zipped.")
-    kept = (file.name, file.getvalue()) if file is not None else _earlier_upload()
-    if kept is None:
+             "or a GE graph dump: a ge_proto_*.txt or ge_onnx_*.pbtxt file, or the dump folder zipped. It is kept "
+             "for this browser session only; the share link below opens it elsewhere.")
+    opened = _new_upload(file.name, file.getvalue()) if file is not None else _earlier_upload()
+    if opened is None:
         return None
-    name, data = kept
-    digest = hashlib.sha256(data).hexdigest()
-    uploaded_models().put(digest[:DIGEST_CHARS], (name, data))
+    upload, token = opened
+    st.session_state[UPLOADED_KEY] = opened  # on another page the uploader is a new widget, empty: this follows
     address.write(SAMPLE_KEY, "")
-    address.write(UPLOAD_PARAM, digest[:DIGEST_CHARS])
+    address.write(UPLOAD_PARAM, upload.id)
+    address.write(SHARE_PARAM, token)
+    if not token:
+        _share_link(upload)
+    what = "Uploaded file" if upload.kind == "upload" else "Uploaded GE dump"
+    return ModelChoice(f"upload:{upload.digest}", upload.name,
+                       f"{what}: {format_bytes(upload.size)}, sha256 {upload.digest[:12]}…", upload.kind, "",
+                       functools.partial(upload_store().read, upload),
+                       upload.name if upload.kind == GE_DUMP else "")
+
+
+def _new_upload(name: str, data: bytes) -> OpenedUpload | None:
+    """The file in the uploader, kept in this browser session's store (None, said why, over the quota)."""
     kind = "upload" if name.lower().endswith(".onnx") else GE_DUMP
-    what = "Uploaded file" if kind == "upload" else "Uploaded GE dump"
-    return ModelChoice(f"upload:{digest}", name, f"{what}: {format_bytes(len(data))}, sha256 {digest[:12]}…",
-                       kind, "", lambda: data, name if kind == GE_DUMP else "")
+    try:
+        return upload_store().put(session_owner(), name, kind, data), ""
+    except ResourceLimitError as err:
+        st.sidebar.error(str(err), icon=":material/error:")
+        return None
 
 
-def _earlier_upload() -> tuple[str, bytes] | None:
+def _earlier_upload() -> OpenedUpload | None:
     """The file uploaded on another page of this session, else the one the address names (a reload, a
-    second tab, a shared link) while the server has it; None (said why) when there is neither."""
-    kept: tuple[str, bytes] | None = st.session_state.get(UPLOADED_KEY)
-    if kept is not None:  # on another page the uploader is a new widget, empty: use the file uploaded there
-        st.sidebar.caption(f"Using {code_span(kept[0])}, uploaded earlier; drop another file to replace it.")
-        return kept
-    wanted = str(st.query_params.get(UPLOAD_PARAM, ""))
-    if not wanted:
+    second tab of this browser, a share link); None (said why) when there is neither or it is gone."""
+    kept: OpenedUpload | None = st.session_state.get(UPLOADED_KEY)
+    wanted, token = address.read(UPLOAD_PARAM), address.read(SHARE_PARAM)
+    if kept is None and not wanted:
         return None
-    found = uploaded_models().get(wanted)
-    if found is None:
-        st.sidebar.warning(f"The address names an uploaded model ({code_span(wanted)}) this server no longer "
-                           "has: upload the file again.", icon=":material/warning:")
+    upload_id, token = (kept[0].id, kept[1]) if kept is not None else (wanted, token)
+    store = upload_store()
+    try:
+        upload = store.open_shared(upload_id, token) if token else store.get(session_owner(), upload_id)
+    except UploadGone as gone:
+        st.session_state.pop(UPLOADED_KEY, None)
+        st.sidebar.warning(str(gone), icon=":material/warning:")
         return None
-    st.sidebar.caption(f"Using {code_span(found[0])}, which the address names (uploaded to this server "
-                       "earlier); drop another file to replace it.")
-    st.session_state[UPLOADED_KEY] = found  # it follows the user to the other pages, as an upload does
-    return found
+    if kept is not None:
+        st.sidebar.caption(f"Using {code_span(upload.name)}, uploaded earlier; drop another file to replace it.")
+    elif token:
+        st.sidebar.caption(f"Using {code_span(upload.name)}, shared with you through its link; drop a file of "
+                           "your own to replace it.")
+    else:
+        st.sidebar.caption(f"Using {code_span(upload.name)}, which the address names (uploaded in this browser "
+                           "session earlier); drop another file to replace it.")
+    return upload, token
 
 
-def uploaded_models() -> SharedCache[str, tuple[str, bytes]]:
-    """sha256 prefix -> (file name, bytes) of the models uploaded to this server, shared by its sessions."""
-    return shared_cache("model_uploads", UPLOADS_KEPT)
+def _share_link(upload: Upload) -> None:
+    """The owner's way to open the upload in another browser session: an explicit link with its secret."""
+    if not upload.share_token and not st.sidebar.button("Make a share link", key=SHARE_BUTTON_KEY,
+                                                        icon=":material/share:",
+                                                        help="Other browser sessions cannot open your upload "
+                                                             "from its address: this link lets them."):
+        return
+    token = upload_store().share(upload.owner, upload.id)
+    query = urlencode({UPLOAD_PARAM: upload.id, SHARE_PARAM: token})
+    st.sidebar.code(f"{st.context.url or ''}?{query}", language=None)
+    st.sidebar.caption("Anyone with this link opens this model while your browser session lasts.")
 
 
-def _remember_upload() -> None:
-    """Uploader callback: keep the file (or forget it, when the user removed it) for the other pages.
-
-    Streamlit gives the uploader a new id on each page, so its file would not follow the user there."""
-    file = st.session_state.get(UPLOAD_KEY)
-    if file is None:
+def _forget_removed_upload() -> None:
+    """Uploader callback: a file removed by the user is forgotten on every page (a new one replaces it in
+    `_upload_choice`). Streamlit gives the uploader a new id on each page, so its file does not follow the user."""
+    if st.session_state.get(UPLOAD_KEY) is None:
         st.session_state.pop(UPLOADED_KEY, None)
         st.query_params.pop(UPLOAD_PARAM, None)  # removed: the address no longer opens it either
-    else:
-        st.session_state[UPLOADED_KEY] = (file.name, file.getvalue())
+        st.query_params.pop(SHARE_PARAM, None)
 
 
 def _sync_query_param(name: str, default: str) -> None:

@@ -21,6 +21,7 @@ import contextvars
 import streamlit as st
 
 import ge_core
+from workbench_ui.heavy import worker_pool
 from workbench_ui.navigation import PAGES
 from workbench_ui.session import ModelChoice, WorkbenchConfig, draw_sidebar, require_model
 
@@ -31,6 +32,7 @@ _THIS_RUN: contextvars.ContextVar[WorkbenchConfig | None] = contextvars.ContextV
 
 def run_router() -> None:
     st.set_page_config(page_title="GE Workbench", page_icon="🧭", layout="wide")
+    worker_pool()  # made (its forkserver warmed in the background) on the server's first page
     config = draw_sidebar()  # before the menu (see History above) and the page: its widgets live on every page
     page = st.navigation(menu())
     token = _THIS_RUN.set(config)

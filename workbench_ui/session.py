@@ -6,26 +6,28 @@
     outcome = compile_outcome(config)      # CompileOutcome: .compiled, or .failure (ge_core.debugging)
 
 `draw_sidebar()` draws the sidebar; the router calls it once per run, before the page (see
-workbench_ui.router). Compiles are cached by hand (workbench_ui.shared_cache), since they show a progress bar.
+workbench_ui.router). Compiles are cached by hand (workbench_ui.shared_cache), since they show a progress bar;
+a big graph's compile runs in a worker process (workbench_ui.heavy), the page showing its place in the queue.
 """
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, replace
 
 import streamlit as st
 
-from ge_core import CompileCache, CompileConfig, CompiledModel, Graph, pass_names
+from ge_core import CompileConfig, CompiledModel, Graph, pass_names
 from ge_core import compile as ge_compile
 from ge_core.debugging import Failure, bug_failure, error_failure, import_failure
 from ge_core.errors import GEError
 from workbench_ui.hardware_picker import NO_HARDWARE, HardwareChoice, pick_hardware
+from workbench_ui.heavy import is_heavy, run_heavy
+from workbench_ui.jobs import compile_job, disk_cache
 from workbench_ui.loading import LoadOutcome, load_model
 from workbench_ui.model_picker import ModelChoice, pick_model
 from workbench_ui.persist import keep
 from workbench_ui.shapes import current_spec, shape_box
-from workbench_ui.shared_cache import SharedCache, shared_cache
+from workbench_ui.shared_cache import SharedCache, budget_line, memory_budget, say_if_recomputed, shared_cache
 
 ConfigKey = tuple[str, str, str]  # WorkbenchConfig.cache_key: model bytes, shapes as typed, CompileConfig.key()
 OPT_KEY = "ge_opt_level"
@@ -129,6 +131,8 @@ def compile_outcome(config: WorkbenchConfig) -> CompileOutcome:
     cached = cache.get(config.cache_key)
     if cached is not None:
         return cached
+    with progress:
+        say_if_recomputed(cache, config.cache_key, "Compiled")
     try:
         with progress:
             outcome = _compile_with_progress(config, load, load.result.graph)
@@ -139,13 +143,15 @@ def compile_outcome(config: WorkbenchConfig) -> CompileOutcome:
 
 
 def _compile_with_progress(config: WorkbenchConfig, load: LoadOutcome, graph: Graph) -> CompileOutcome:
+    if is_heavy(graph):
+        return _compile_in_worker(config, load, graph)
     bar = st.progress(0.0, text="Compiling…")
 
     def report(done: int, total: int, name: str) -> None:
         bar.progress(done / max(total, 1), text=f"Compiling: pass {done + 1} of {total}, {name}")
 
     try:
-        compiled = ge_compile(graph, config.compile_config(), progress=report, cache=_disk_cache())
+        compiled = ge_compile(graph, config.compile_config(), progress=report, cache=disk_cache())
     except GEError as err:  # the model's fault (or a pass's refusal): cached like a success
         return CompileOutcome(config, load, None, error_failure(err, "compile", graph))
     finally:
@@ -153,15 +159,16 @@ def _compile_with_progress(config: WorkbenchConfig, load: LoadOutcome, graph: Gr
     return CompileOutcome(config, load, compiled)
 
 
-def _disk_cache() -> CompileCache | None:
-    """The on-disk compile cache (GE_CACHE_DIR or the user's cache folder), so a second server start does
-    not compile again; none when that folder cannot be written (the page compiles as before)."""
-    cache = CompileCache.default()
+def _compile_in_worker(config: WorkbenchConfig, load: LoadOutcome, graph: Graph) -> CompileOutcome:
+    """A big graph's compile, in a worker process (the page shows its place in the queue, then the passes).
+    A compile stopped at its time or memory limit is cached like the model's failure: not tried on every visit."""
     try:
-        cache.folder.mkdir(parents=True, exist_ok=True)
-    except OSError:
-        return None
-    return cache if os.access(cache.folder, os.W_OK) else None
+        made = run_heavy(compile_job, graph, config.compile_config(), what="Compiling")
+    except GEError as err:  # a malformed shape spec, or JobStopped
+        return CompileOutcome(config, load, None, error_failure(err, "compile", graph))
+    if isinstance(made, Failure):
+        return CompileOutcome(config, load, None, made)
+    return CompileOutcome(config, load, made)
 
 
 def compile_note(compiled: CompiledModel) -> str:
@@ -199,6 +206,9 @@ def draw_sidebar() -> WorkbenchConfig:
                                       persist_state="session", help=DISABLED_HELP,
                                       placeholder="none: every pass of the level runs")
     hardware = pick_hardware()
+    budget = memory_budget()
+    # One budget in bytes for everything the server keeps (GE_WORKBENCH_MEMORY_BUDGET): see memory_budget.
+    st.sidebar.progress(min(budget.used / max(budget.capacity, 1), 1.0), text=budget_line())
     settings = CompileConfig(opt_level=str(opt or DEFAULT_OPT_LEVEL), disabled_passes=frozenset(disabled),
                              hardware=hardware.target,
                              verify=True)  # the workbench checks every pass: a broken rewrite is caught at once

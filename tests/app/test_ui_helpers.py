@@ -98,7 +98,7 @@ def test_no_cached_function_draws() -> None:
     given, such as a progress bar's) breaks every later page that hits the cache: Streamlit replays what it
     drew (CacheReplayClosureError). So its body never names `st`, and it takes no callback returning None."""
     cached = dict(cached_functions())
-    assert "workbench_ui.loading._load_cached" in cached  # the search finds them
+    assert "workbench_ui.shared_cache.shared_cache" in cached  # the search finds them
     assert [name for name, func in cached.items() if names_st(func) or drawing_callbacks(func)] == []
 
 
