@@ -198,6 +198,10 @@ def test_an_upload_with_symbolic_dims_is_prefilled_with_sizes_it_takes(server: S
         box.fill("x:1,3,32,1")
         box.press("Enter")
         expect(tab.get_by_text("are the cause")).to_be_visible()
+        # a second browser session opens an upload only through its owner's share link (issue 41)
+        tab.get_by_test_id("stSidebar").get_by_role("button", name="Make a share link").click()
+        link = tab.get_by_test_id("stSidebar").get_by_test_id("stCode").inner_text().strip()
+        assert link.startswith(shared.split("?")[0].rsplit("/", 1)[0]) and "share=" in link
     with new_tab(browser) as other:
-        other.goto(shared)
+        other.goto(link)
         prefilled(other)
