@@ -6,7 +6,7 @@ import streamlit as st
 
 from workbench_ui.ge_dump_view import show_dump_facts
 from workbench_ui.router import page_start
-from workbench_ui.sections import show_graph, show_legality, show_load_error, show_summary
+from workbench_ui.sections import show_counts, show_graph, show_legality, show_load_error, show_tensors_and_ops
 from workbench_ui.session import load_outcome
 from workbench_ui.status import failure_link
 from workbench_ui.text import md_escape
@@ -32,7 +32,9 @@ else:
         show_dump_facts(choice.key, outcome.dump)
     else:
         show_legality(outcome.summary)
-    show_summary(outcome.summary)
-    show_graph((choice.key, config.input_shapes), outcome.result.graph)  # the canvas, then the text form
+    show_counts(outcome.summary)
+    # the canvas in the first screen (issue 40: it sat below the tables and chart), then the text form
+    show_graph((choice.key, config.input_shapes), outcome.result.graph)
+    show_tensors_and_ops(outcome.summary)
 show_torch_origins(outcome)  # a model captured from PyTorch: where each node came from
 failure_link(outcome)

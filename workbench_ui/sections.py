@@ -29,8 +29,9 @@ def show_legality(summary: ModelSummary) -> None:
         st.error(problems_markdown(summary))
         return
     open_dims = [t for t in [*summary.inputs, *summary.outputs] if not all(d.isdigit() for d in t.dims)]
-    if not open_dims:
-        st.success("Legality check passed: every operator has a kernel and every shape is known.")
+    if not open_dims:  # one line, not a box: the graph below opens in the first screen (issue 40)
+        st.markdown(":green[:material/check_circle: **Legality check passed**: every operator has a kernel and "
+                    "every shape is known.]")
         return
     shown = ", ".join(f"{code_span(t.name)} [{md_escape(', '.join(t.dims))}]" for t in open_dims[:6])
     more = f" and {len(open_dims) - 6} more" if len(open_dims) > 6 else ""
@@ -40,13 +41,17 @@ def show_legality(summary: ModelSummary) -> None:
             icon=":material/straighten:")
 
 
-def show_summary(summary: ModelSummary) -> None:
+def show_counts(summary: ModelSummary) -> None:
+    """One row of counts: short enough that the graph below it opens in the first screen (issue 40)."""
     cols = st.columns(4)
     cols[0].metric("Nodes", f"{summary.nodes:,}")
     cols[1].metric("Operator types", len(summary.op_histogram))
     cols[2].metric("Parameters", format_count(summary.parameters),
                    help=f"{summary.parameters:,} elements held by constants (weights, biases, shapes)")
     cols[3].metric("Weights", format_bytes(summary.parameter_bytes), help=f"{summary.parameter_bytes:,} bytes")
+
+
+def show_tensors_and_ops(summary: ModelSummary) -> None:
     left, right = st.columns(2)
     with left:
         st.markdown("**Inputs**")
@@ -82,12 +87,12 @@ def show_op_chart(summary: ModelSummary) -> None:
 
 def show_graph(key: Hashable, graph: Graph) -> None:
     st.markdown("#### The GE Graph")
+    show_graph_canvas(key, graph, "input", canvas_key="ge_model_canvas")
     st.caption("Each box is an op, coloured by its category (the legend is in the canvas's node-data menu); "
                "ops without a kernel are red. Constants are not boxes: they are listed with the op that reads "
                "them. Big models open folded into layers (name scopes, structural blocks or runs of nodes): "
                "double-click a layer, or its ⌄ icon, to open it. Ctrl + mouse wheel zooms, a drag pans. Click "
-               "an op to inspect it on the right.")
-    show_graph_canvas(key, graph, "input", canvas_key="ge_model_canvas")
+               "an op to inspect it on the right.")  # below the canvas: the graph opens in the first screen
     show_text_form(graph)
 
 

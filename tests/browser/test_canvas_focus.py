@@ -130,3 +130,46 @@ def test_next_change_goes_to_each_changed_node_in_turn(server: Server, tab: Page
     canvas.wait_rendered(tab, timeout=120)
     assert_change_readable(tab, "next_change")
     assert canvas.page_selected(tab) == ""  # the canvas's own move: the page's selection (address) is untouched
+
+
+# Without scrolling: the canvas's top (px from the window's top) and whether its frame has drawn a pane.
+FIRST_SCREEN_JS = """
+([root, frame, renderer]) => {
+  const canvas = document.querySelector(root);
+  const iframe = canvas && canvas.querySelector(frame);
+  const doc = iframe && iframe.contentDocument;
+  return {scrolled: window.scrollY, top: canvas ? canvas.getBoundingClientRect().top : null,
+          drawn: doc ? doc.querySelectorAll(renderer).length : 0};
+}
+"""
+MIN_VISIBLE_PX = 400  # of the canvas inside the issue's 1000 px high window
+
+
+def test_the_model_pages_graph_draws_in_the_first_screen(server: Server, browser: Browser) -> None:
+    """The Model page's graph sat below its tables and chart and drew only when scrolled to (issue 40): now it
+    draws without a scroll, at least MIN_VISIBLE_PX of it in the window, on a first visit, a reload and a
+    second session."""
+
+    def first_screen(page: Page) -> None:
+        page.wait_for_selector(CANVAS_READY)
+        deadline = time.monotonic() + 300
+        state = page.evaluate(FIRST_SCREEN_JS, [canvas.CANVAS, canvas.FRAME, canvas.RENDERER])
+        while not state["drawn"] and time.monotonic() < deadline:
+            time.sleep(0.5)
+            state = page.evaluate(FIRST_SCREEN_JS, [canvas.CANVAS, canvas.FRAME, canvas.RENDERER])
+        page.screenshot(path=str(SCRATCH / "model_first_screen.png"))
+        assert state["scrolled"] == 0 and state["drawn"] >= 1, f"not drawn without a scroll: {state}"
+        assert state["top"] <= SIZE["height"] - MIN_VISIBLE_PX, f"the canvas starts {state['top']} px down"
+        assert_no_exception(page)
+
+    url = f"{server.url}/?sample=resnet50"
+    with new_tab(browser) as page:
+        page.set_viewport_size(SIZE)
+        page.goto(url)
+        first_screen(page)
+        page.reload()
+        first_screen(page)
+    with new_tab(browser) as second:
+        second.set_viewport_size(SIZE)
+        second.goto(url)
+        first_screen(second)
