@@ -18,7 +18,7 @@ from ge_core.debugging import (
     reproducer_zip,
 )
 from ge_core.errors import GEError
-from workbench_ui.heavy import in_lane, is_heavy, run_heavy
+from workbench_ui.heavy import is_heavy, run_heavy
 from workbench_ui.jobs import bisect_job
 from workbench_ui.model_canvas import show_graph_canvas
 from workbench_ui.session import CompileOutcome, ConfigKey, WorkbenchConfig
@@ -79,9 +79,8 @@ def _bisect_with_progress(compiled: CompiledModel, tolerance: float, seed: int) 
         bar.progress(done / total, text=f"Running the graph after each pass on the same inputs: {done} of {total}")
 
     try:
-        with in_lane("Running the graph after each pass", nodes=len(compiled.input_graph.nodes)):
-            feeds = random_feeds(compiled.input_graph, seed)
-            return NumericsOutcome(bisect_numerics(compiled, feeds, tolerance, progress), None)
+        feeds = random_feeds(compiled.input_graph, seed)
+        return NumericsOutcome(bisect_numerics(compiled, feeds, tolerance, progress), None)
     except GEError as err:  # bad feeds, or the imported graph itself fails to run
         return NumericsOutcome(None, reference_failure(err, compiled))
     finally:

@@ -1,37 +1,28 @@
 """The server's worker pool (workbench_ui.workers) as the pages use it: heavy work runs there while the page
-shows its place in the queue, then its progress (issue 41). Heavy work that stays on the page's thread (a big
-model's import, a compile whose result would cost as much to pickle back) runs in the heavy lane
-(workbench_ui.lanes), a few at a time; light work (a small model's) takes neither, so it never queues behind
-heavy work.
+shows its place in the queue, then its progress (issue 41). Light work stays on the page's thread, so it never
+queues behind heavy work.
 
 Settings (environment): GE_WORKBENCH_WORKERS (jobs at once; default the machine's cores),
 GE_WORKBENCH_JOB_SECONDS (time limit of one job), GE_WORKBENCH_JOB_MEMORY (bytes of memory one job may use;
 default half the memory budget), GE_WORKBENCH_HEAVY_NODES and GE_WORKBENCH_WORKER_MAX_NODES (a compile or
-bisection of a graph with at least the first and fewer than the second many nodes goes to a worker),
-GE_WORKBENCH_HEAVY_THREADS (heavy jobs at once on pages' threads; default half the cores, at least one),
-GE_WORKBENCH_LIGHT_NODES and GE_WORKBENCH_LIGHT_BYTES (a graph with fewer nodes, a model file with fewer bytes,
-is light work: it takes no slot of the heavy lane).
+bisection of a graph with at least the first and fewer than the second many nodes goes to a worker).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 import streamlit as st
 
 from ge_core import Graph
-from workbench_ui.lanes import Lane
 from workbench_ui.shared_cache import memory_budget
 from workbench_ui.workers import JobLimits, JobStatus, WorkerPool
 
 DEFAULT_JOB_SECONDS = 600.0
 DEFAULT_HEAVY_NODES = 500  # densenet121 and BERT go to a worker; resnet50 (176 nodes) does not
 DEFAULT_WORKER_MAX_NODES = 5000  # synthetic_10k does not either: see is_heavy
-DEFAULT_LIGHT_NODES = 100  # the default sample (10 nodes) and the broken samples are light; resnet50 is not
-DEFAULT_LIGHT_BYTES = 1 << 20  # a model file under 1 MiB imports in milliseconds (BERT's 0.6 MB: 0.01 s)
 T = TypeVar("T")
 
 
@@ -72,38 +63,3 @@ def run_heavy(job: Callable[..., T], *args: Any, what: str) -> T:
         return worker_pool().run(job, *args, waiting=show)
     finally:
         bar.empty()
-
-
-@st.cache_resource(show_spinner=False)
-def heavy_lane() -> Lane:
-    """The heavy lane of this server process (workbench_ui.lanes)."""
-    threads = os.environ.get("GE_WORKBENCH_HEAVY_THREADS")
-    return Lane(int(threads) if threads else (os.cpu_count() or 2) // 2)
-
-
-def is_light(*, nodes: int = 0, nbytes: int = 0) -> bool:
-    """Whether work on a graph of `nodes` nodes, or a model file of `nbytes` bytes, is light: done at once on
-    the page's thread, never waiting for a slot of the heavy lane."""
-    return (nodes < int(os.environ.get("GE_WORKBENCH_LIGHT_NODES", DEFAULT_LIGHT_NODES))
-            and nbytes < int(os.environ.get("GE_WORKBENCH_LIGHT_BYTES", DEFAULT_LIGHT_BYTES)))
-
-
-@contextmanager
-def in_lane(what: str, *, nodes: int = 0, nbytes: int = 0) -> Iterator[None]:
-    """Run the block at once when it is light work, else in a slot of the heavy lane, the page saying how many
-    heavy jobs are ahead while it waits."""
-    if is_light(nodes=nodes, nbytes=nbytes):
-        yield
-        return
-    note = st.empty()
-
-    def show(ahead: int) -> None:
-        jobs = "heavy job" if ahead == 1 else "heavy jobs"
-        note.caption(f":material/hourglass_top: {what}: {ahead} {jobs} ahead of yours on this server…")
-
-    try:
-        with heavy_lane().slot(waiting=show):
-            note.empty()
-            yield
-    finally:
-        note.empty()

@@ -12,7 +12,6 @@ import streamlit as st
 from ge_core import CompiledModel, Graph, ImportResult, ModelSummary, import_onnx, summarize
 from ge_core.debugging import final_stage, load_ge_dump
 from ge_core.errors import GEError, ResourceLimitError
-from workbench_ui.heavy import in_lane
 from workbench_ui.model_picker import ModelChoice
 from workbench_ui.shared_cache import SharedCache, say_if_recomputed, shared_cache
 from workbench_ui.upload_store import UploadGone
@@ -41,9 +40,7 @@ def import_model_bytes(data: bytes, input_shapes: str = "") -> ImportResult:
 
 def _import(input_shapes: str, fetch: Callable[[], bytes]) -> LoadOutcome:
     try:
-        data = fetch()
-        with in_lane("Importing the model", nbytes=len(data)):  # a big model waits for a heavy slot
-            result = import_model_bytes(data, input_shapes)
+        result = import_model_bytes(fetch(), input_shapes)
     except UploadGone:  # the file went, not the model's fault: never cached (the same bytes may come back)
         raise
     except GEError as err:  # the model's or the user's fault: cached like a success

@@ -21,7 +21,7 @@ from ge_core import compile as ge_compile
 from ge_core.debugging import Failure, bug_failure, error_failure, import_failure
 from ge_core.errors import GEError
 from workbench_ui.hardware_picker import NO_HARDWARE, HardwareChoice, pick_hardware
-from workbench_ui.heavy import in_lane, is_heavy, run_heavy
+from workbench_ui.heavy import is_heavy, run_heavy
 from workbench_ui.jobs import compile_job, disk_cache
 from workbench_ui.loading import LoadOutcome, load_model
 from workbench_ui.model_picker import ModelChoice, pick_model
@@ -145,18 +145,17 @@ def compile_outcome(config: WorkbenchConfig) -> CompileOutcome:
 def _compile_with_progress(config: WorkbenchConfig, load: LoadOutcome, graph: Graph) -> CompileOutcome:
     if is_heavy(graph):
         return _compile_in_worker(config, load, graph)
-    with in_lane("Compiling", nodes=len(graph.nodes)):  # a big graph waits for a heavy slot
-        bar = st.progress(0.0, text="Compiling…")
+    bar = st.progress(0.0, text="Compiling…")
 
-        def report(done: int, total: int, name: str) -> None:
-            bar.progress(done / max(total, 1), text=f"Compiling: pass {done + 1} of {total}, {name}")
+    def report(done: int, total: int, name: str) -> None:
+        bar.progress(done / max(total, 1), text=f"Compiling: pass {done + 1} of {total}, {name}")
 
-        try:
-            compiled = ge_compile(graph, config.compile_config(), progress=report, cache=disk_cache())
-        except GEError as err:  # the model's fault (or a pass's refusal): cached like a success
-            return CompileOutcome(config, load, None, error_failure(err, "compile", graph))
-        finally:
-            bar.empty()
+    try:
+        compiled = ge_compile(graph, config.compile_config(), progress=report, cache=disk_cache())
+    except GEError as err:  # the model's fault (or a pass's refusal): cached like a success
+        return CompileOutcome(config, load, None, error_failure(err, "compile", graph))
+    finally:
+        bar.empty()
     return CompileOutcome(config, load, compiled)
 
 
