@@ -55,6 +55,16 @@ TARGETS = {"synthetic_10k": (5.0, 2.0), "resnet50": (5.0, 2.0), "densenet121": (
            "bert_encoder_torch": (5.0, 2.0)}
 # pages whose long tasks are measured too (a visit each, compile cached), with the address's extra query
 PAGES = {"Model": "", "Fusion": "", "Profile": "&view=On+the+graph"}
+# How the browser puts the canvas on screen. "software": no GPU at all (--disable-gpu): every WebGL frame is read
+# back for a software compositor, and the page's main thread waits for it (GLES2::ReadPixels in a Chrome trace:
+# 40 of densenet121's 50 s). "gpu": GPU compositing, as a desktop browser with a graphics card has; with no card
+# here, ANGLE's SwiftShader does the GPU's work in the GPU process, so no readback blocks the page, though its
+# synchronous WebGL calls still wait while SwiftShader draws.
+COMPOSITING = {
+    "software": ["--disable-gpu"],
+    "gpu": ["--ignore-gpu-blocklist", "--enable-gpu-compositing", "--use-gl=angle", "--use-angle=swiftshader",
+            "--enable-unsafe-swiftshader"],
+}
 TIMEOUT_S = 300
 PRESS_LOST_S = 60  # no new pass this long after ▶: the press was lost (the page undid it), said in the table
 # In the canvas's frame: the time of each input event of `kind` and of every animation frame after it.
@@ -278,6 +288,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--steps", type=int, default=3, help="presses of ▶ each way (straight on, after a look)")
     parser.add_argument("--look", type=float, default=3.0, help="seconds spent looking at a pass before ▶")
     parser.add_argument("--out", type=Path, help="also write the table (Markdown) to this file")
+    parser.add_argument("--compositing", choices=sorted(COMPOSITING), default="software",
+                        help="software: a browser without a GPU (the worst case); gpu: GPU compositing (SwiftShader)")
     args = parser.parse_args(argv)
     from playwright.sync_api import sync_playwright
 
@@ -286,14 +298,16 @@ def main(argv: list[str] | None = None) -> None:
     with tempfile.TemporaryDirectory(prefix="ge_bench_canvas_") as tmp, streamlit_server(Path(tmp)) as server, \
             sync_playwright() as playwright:
         browser = playwright.chromium.launch(
-            executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])
+            executable_path=CHROMIUM,
+            args=["--no-sandbox", "--disable-background-networking", *COMPOSITING[args.compositing]])
         for sample in samples:
             print(f"{sample} ...", file=sys.stderr, flush=True)
             rows.append(bench_sample(browser, server.url, sample, args.steps, args.look))
         browser.close()
         traceback = server.tracebacks()
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
-    text = (f"{table(rows, args.look)}\n\nChromium {CHROMIUM} headless, software WebGL, viewport {VIEWPORT['width']}x"
+    text = (f"{table(rows, args.look)}\n\nChromium {CHROMIUM} headless, software WebGL, {args.compositing} "
+            f"compositing, viewport {VIEWPORT['width']}x"
             f"{VIEWPORT['height']}; {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
             f"load average {load} at the end.")
     print(text)

@@ -127,7 +127,22 @@
     };
   }
 
+  // Asked once per workbench page and kept in its store: the question makes a WebGL context and waits for the
+  // GPU process, which is busy drawing the other canvas for seconds in software (a 7 s main-thread task on
+  // densenet121 in a Chrome trace); every later canvas of the page reads the answer.
   function softwareWebGL() {
+    try {
+      const store = host && host.__geCanvas;
+      if (store && typeof store.softwareWebGL === "boolean") return store.softwareWebGL;
+      const answer = askSoftwareWebGL();
+      if (store) store.softwareWebGL = answer;
+      return answer;
+    } catch (err) {
+      return askSoftwareWebGL(); // the host's store is out of reach (another origin): ask here
+    }
+  }
+
+  function askSoftwareWebGL() {
     try {
       const gl = document.createElement("canvas").getContext("webgl");
       if (!gl) return false; // no WebGL at all: the app says so itself
