@@ -28,6 +28,7 @@ class Focus:
     nodes: tuple[str, ...] = ()
     layers: tuple[str, ...] = ()
     changed: bool = False  # the nodes are what a pass changed (not a pane's first op)
+    places: tuple[float, ...] = ()  # each node's place in its graph's order: 0 the first node, 1 the last
 
     @property
     def first(self) -> str:
@@ -39,10 +40,12 @@ def change_focus(graph: Graph, diff: GraphDiff, side: Literal["before", "after"]
     """The nodes `diff` marks on `side`'s `graph`, with the layers (`namespaces`: node -> its layer, as
     the pane's JSON has them) holding them; the first op when the pass marks none there."""
     marked = {*(diff.removed if side == "before" else diff.added), *diff.changed}
-    nodes = tuple(n.name for n in graph.nodes if n.name in marked)
-    if not nodes:
+    last = max(len(graph.nodes) - 1, 1)
+    found = [(n.name, k / last) for k, n in enumerate(graph.nodes) if n.name in marked]
+    if not found:
         return start_focus(graph)
-    return Focus(nodes, open_layers(nodes, namespaces), changed=True)
+    nodes = tuple(name for name, _ in found)
+    return Focus(nodes, open_layers(nodes, namespaces), changed=True, places=tuple(place for _, place in found))
 
 
 def start_focus(graph: Graph) -> Focus:

@@ -130,6 +130,16 @@ def test_next_change_goes_to_each_changed_node_in_turn(server: Server, tab: Page
     canvas.wait_rendered(tab, timeout=120)
     assert_change_readable(tab, "next_change")
     assert canvas.page_selected(tab) == ""  # the canvas's own move: the page's selection (address) is untouched
+    # the strip: a mark per changed node, in graph order; its last mark goes to the last change
+    marks = tab.locator(".ge-canvas-strip .ge-canvas-mark")
+    total = int(count.inner_text().split(" of ")[1])
+    assert marks.count() == total
+    lefts = [float(marks.nth(k).evaluate("m => parseFloat(m.style.left)")) for k in range(total)]
+    assert all(0 <= x <= 100 for x in lefts)
+    assert tab.locator(".ge-canvas-strip").bounding_box()["width"] > 500  # across the canvas, in sight
+    marks.nth(total - 1).click()
+    expect(count).to_have_text(f"{total} of {total}")
+    expect(marks.nth(total - 1)).to_have_class(re.compile("ge-canvas-mark-at"))
 
 
 # Without scrolling: the canvas's top (px from the window's top) and whether its frame has drawn a pane.

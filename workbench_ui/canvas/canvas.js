@@ -113,18 +113,13 @@ class Canvas {
     this.openButton.textContent = "Open in Model Explorer ↗";
     this.openButton.title = "This snapshot, with every detail and overlay, in a Model Explorer tab of its own";
     this.openButton.addEventListener("click", () => this.openTab());
-    this.changeButtons = [this.changeButton("◀ change", "The previous node this pass changed", -1),
-                          this.changeButton("change ▶", "The next node this pass changed", 1)];
-    this.changeCount = document.createElement("span");
-    this.changeCount.className = "ge-canvas-change-count";
-    this.changes = []; // [pane index, node id] of what the pass changed: after's nodes, then before's only
-    this.changeAt = 0;
-    this.bar.append(this.status, this.changeButtons[0], this.changeCount, this.changeButtons[1], this.openButton);
+    this.walker = new ChangeWalker((pane, id) => this.rendererFor(pane, id)); // changes.js
+    this.bar.append(this.status, ...this.walker.controls(), this.openButton);
     this.frame = this.placeholder();
     this.stack = document.createElement("div"); // the frame shown, and the one drawn ahead beneath it
     this.stack.className = "ge-canvas-stack";
     this.stack.append(this.frame);
-    this.root.append(this.bar, this.stack);
+    this.root.append(this.bar, this.walker.strip, this.stack);
     root.appendChild(this.root);
     this.inView = false;
     this.waiting = null; // data whose graphs are loaded once the canvas is in view
@@ -163,7 +158,7 @@ class Canvas {
 
   update(data, trigger) {
     this.trigger = trigger;
-    if (!this.data || data.version !== this.data.version) this.listChanges(data.panes);
+    if (!this.data || data.version !== this.data.version) this.walker.list(data.panes);
     this.data = data;
     this.frame.style.height = `${data.height}px`;
     this.status.textContent = data.caption || "";
@@ -188,45 +183,14 @@ class Canvas {
     this.planAhead(data.ahead || null);
   }
 
-  changeButton(text, title, step) {
-    const button = document.createElement("button");
-    button.type = "button";
-    button.className = "ge-canvas-change";
-    button.textContent = text;
-    button.title = title;
-    button.hidden = true;
-    button.addEventListener("click", () => this.goToChange(step));
-    return button;
-  }
-
-  listChanges(panes) {
-    const lists = panes.map((pane) => (pane.focus && pane.focus.changes) || []);
-    const last = lists.length - 1;
-    const inLast = new Set(lists[last] || []);
-    this.changes = [...(lists[last] || []).map((id) => [last, id])];
-    lists.slice(0, last).forEach((ids, i) => ids.forEach((id) => { if (!inLast.has(id)) this.changes.push([i, id]); }));
-    this.changeAt = 0;
-    this.showChangeCount();
-  }
-
-  showChangeCount() {
-    const some = this.changes.length > 0;
-    this.changeButtons.forEach((button) => { button.hidden = !some; });
-    this.changeCount.textContent = some ? `${this.changeAt + 1} of ${this.changes.length}` : "";
-  }
-
-  // Model Explorer opens the layers down to the node, selects it and frames it (its own "locate").
-  goToChange(step) {
-    if (!this.changes.length) return;
-    this.changeAt = (this.changeAt + step + this.changes.length) % this.changes.length;
-    this.showChangeCount();
-    const [pane, id] = this.changes[this.changeAt];
+  // A pane's renderer for a move to one of the pass's changes (the canvas's own: no click reported for it).
+  rendererFor(pane, id) {
     try {
       const renderer = this.frame.contentWindow.me_test.renderers[pane];
-      this.echoes.add(id); // the canvas's own move: no click to report
-      renderer.sendLocateNodeRequest(id, renderer.rendererId, false, true);
+      this.echoes.add(id);
+      return renderer;
     } catch (err) {
-      // the pane has not drawn yet: the press does nothing
+      return null; // the pane has not drawn yet: the press does nothing
     }
   }
 

@@ -24,7 +24,8 @@ from workbench_ui.canvas.serving import entry_url, serving_problem, site_path
 
 CANVAS_HEIGHT = 640  # px: the canvas and the inspector beside it share this height (no 14,000 px pages)
 CANVAS_COLUMNS = (5, 2)  # widths of the canvas and the inspector beside it
-_JS = Path(__file__).with_name("canvas.js").read_text()
+# changes.js (the change walker and strip) first: canvas.js, a module, makes one and exports the component
+_JS = "\n".join(Path(__file__).with_name(name).read_text() for name in ("changes.js", "canvas.js"))
 _CSS = Path(__file__).with_name("canvas.css").read_text()
 _component = st.components.v2.component("ge_workbench.canvas", js=_JS, css=_CSS, isolate_styles=False)
 MAX_CHANGES = 2000  # changed nodes a pane lists for "next change" (the first ones, in graph order)
@@ -118,7 +119,8 @@ def _version(panes: Sequence[Pane], sync: bool) -> str:
 def _pane_data(pane: Pane, where: str) -> dict[str, object]:
     return {"label": pane.label, "graph_id": pane.graph_id, "graphs": _handed(pane.graphs, f"{where}.graphs"),
             "focus": {"node": pane.focus.first, "layers": list(pane.focus.layers),
-                      "changes": list(pane.focus.nodes[:MAX_CHANGES]) if pane.focus.changed else []},
+                      "changes": list(pane.focus.nodes[:MAX_CHANGES]) if pane.focus.changed else [],
+                      "places": list(pane.focus.places[:MAX_CHANGES]) if pane.focus.changed else []},
             "overlays": [[name, _handed(text, f"{where}.overlay.{k}")] for k, (name, text) in enumerate(pane.overlays)]}
 
 
