@@ -1,17 +1,16 @@
 """The sidebar's hardware target: none (CPU only), a built-in Ascend profile, or an uploaded profile JSON.
 
 The choice goes into the sidebar's CompileConfig (`hardware`: a profile name or a .json path), so every
-page compiles for it, and into the address (`?hw=ascend910`; an upload as `?hw=upload:<sha256 prefix>`,
-which opens while this server still has the file). An uploaded profile is checked field by field with
-`profile_problems` and every problem is listed; a good one is written once, named by its content hash,
-to a folder of this server's, because a CompileConfig names a profile file by its path.
+page compiles for it, and into the address (`?hw=ascend910`; an upload as `?hw=upload:<id>`). An uploaded
+profile is checked field by field with `profile_problems` and every problem is listed; a good one is kept
+in the upload store (workbench_ui.upload_store: on disk, because a CompileConfig names a profile file by its
+path), as this browser session's own (issue 41): its address opens it in this session only, and it counts
+against the session's quota and goes with the session.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,8 +19,9 @@ import streamlit as st
 from ge_core import profile_names
 from ge_core.viz import profile_problems
 from workbench_ui.persist import keep
-from workbench_ui.shared_cache import SharedCache, shared_cache
 from workbench_ui.text import code_span, md_escape
+from workbench_ui.upload_store import UploadGone
+from workbench_ui.uploads import session_owner, upload_store
 
 HARDWARE_KEY = "ge_hardware"
 HARDWARE_PARAM = "hw"  # ?hw=ascend910
@@ -30,7 +30,7 @@ UPLOADED_PROFILE_KEY = "ge_uploaded_profile"  # (file name, bytes) of the last p
 NONE = "none"
 UPLOAD = "upload"
 UPLOAD_PREFIX = "upload:"
-PROFILE_DIR = Path(tempfile.gettempdir()) / "ge_workbench_profiles"
+PROFILE_KIND = "hardware_profile"  # its kind in the upload store
 HARDWARE_HELP = ("The NPU the compile targets: the lowering passes (formats, TransData, tiling) run for it, "
                  "the Memory page shows device bytes and the Profile page simulates on it. "
                  "None compiles for the CPU executor only.")
@@ -57,10 +57,10 @@ def pick_hardware() -> HardwareChoice:
     options = hardware_options()
     wanted = str(st.query_params.get(HARDWARE_PARAM, NONE))
     if wanted.startswith(UPLOAD_PREFIX):
-        found = _uploaded_paths().get(wanted.removeprefix(UPLOAD_PREFIX))
-        if found is None:
-            st.sidebar.warning(f"The address names an uploaded hardware profile ({code_span(wanted)}) this server "
-                               "no longer has: upload it again below.", icon=":material/warning:")
+        if kept_profile(wanted.removeprefix(UPLOAD_PREFIX)) is None:
+            st.sidebar.warning(f"The address names an uploaded hardware profile ({code_span(wanted)}) this browser "
+                               "session does not have (gone from the server, or uploaded in another session): "
+                               "upload it again below.", icon=":material/warning:")
         wanted = UPLOAD
     elif wanted not in options:
         st.sidebar.warning(f"There is no hardware profile called {code_span(wanted)} (the built-in ones are "
@@ -88,8 +88,8 @@ def _uploaded_choice() -> HardwareChoice:
         st.session_state.get(UPLOADED_PROFILE_KEY)
     if kept is None:
         wanted = str(st.query_params.get(HARDWARE_PARAM, ""))
-        path = _uploaded_paths().get(wanted.removeprefix(UPLOAD_PREFIX)) if wanted.startswith(UPLOAD_PREFIX) else None
-        if path is not None:  # a shared address: the server still has the file
+        path = kept_profile(wanted.removeprefix(UPLOAD_PREFIX)) if wanted.startswith(UPLOAD_PREFIX) else None
+        if path is not None:  # this session's own, from the address (a reload, another page)
             return HardwareChoice(str(path), f"uploaded profile {path.stem}", wanted)
         st.sidebar.caption("No profile uploaded yet: compiling with no hardware target.")
         return NO_HARDWARE
@@ -100,9 +100,9 @@ def _uploaded_choice() -> HardwareChoice:
                          + "\n\nFix these fields and upload the file again. Compiling with no hardware target.",
                          icon=":material/error:")
         return NO_HARDWARE
-    digest, path = store_profile(data)
-    st.sidebar.caption(f"Using {code_span(name)} (sha256 {digest}…).")
-    return HardwareChoice(str(path), f"uploaded profile {name}", UPLOAD_PREFIX + digest)
+    upload = upload_store().put(session_owner(), name, PROFILE_KIND, data)
+    st.sidebar.caption(f"Using {code_span(name)} (sha256 {upload.id}…).")
+    return HardwareChoice(str(upload.path), f"uploaded profile {name}", UPLOAD_PREFIX + upload.id)
 
 
 def upload_problems(name: str, data: bytes) -> list[str]:
@@ -114,27 +114,13 @@ def upload_problems(name: str, data: bytes) -> list[str]:
     return profile_problems(parsed, name)
 
 
-def store_profile(data: bytes) -> tuple[str, Path]:
-    """Write a checked profile once under its content hash (prefix): the path a CompileConfig can name."""
-    digest = hashlib.sha256(data).hexdigest()[:16]
-    path = PROFILE_DIR / f"profile_{digest}.json"
-    if not path.is_file():
-        PROFILE_DIR.mkdir(parents=True, exist_ok=True)
-        partial = path.with_suffix(".part")
-        partial.write_bytes(data)
-        partial.replace(path)  # atomic: a concurrent compile never reads half a file
-    _uploaded_paths()[digest] = path
-    return digest, path
-
-
-def _uploaded_paths() -> dict[str, Path]:
-    """Digest -> file of every profile uploaded to this server (shared by sessions, for shared addresses)."""
-    cache: SharedCache[str, dict[str, Path]] = shared_cache("hardware_uploads", 1)
-    paths = cache.get("paths")
-    if paths is None:
-        paths = {}
-        cache.put("paths", paths)
-    return paths
+def kept_profile(upload_id: str) -> Path | None:
+    """The file of this session's uploaded profile `upload_id` (None: gone, or another session's)."""
+    try:
+        upload = upload_store().get(session_owner(), upload_id)
+    except UploadGone:
+        return None
+    return upload.path if upload.kind == PROFILE_KIND else None
 
 
 def use_profile(name: str, data: bytes) -> None:

@@ -28,8 +28,10 @@ from tests.app.apptest import APP, canvas, click_canvas, overlay, pane_nodes
 from tests.app.models import tiny_model
 from workbench_ui.analysis import PAGE_ROWS, chart_pick
 from workbench_ui.charts import PICK
-from workbench_ui.hardware_picker import HARDWARE_KEY, HARDWARE_PARAM, store_profile, upload_problems
+from workbench_ui.hardware_picker import HARDWARE_KEY, HARDWARE_PARAM, PROFILE_KIND, upload_problems
 from workbench_ui.model_picker import SAMPLE_KEY
+from workbench_ui.upload_store import UploadGone
+from workbench_ui.uploads import upload_store
 
 FUSION, MEMORY, PROFILE, COMPARE = (f"app_pages/{name}.py" for name in ("fusion", "memory", "profile", "compare"))
 PAGES = (FUSION, MEMORY, PROFILE, COMPARE)
@@ -205,8 +207,10 @@ def test_an_uploaded_profile_is_checked_field_by_field() -> None:
     assert upload_problems("mine.json", b"not json")[0].startswith("'mine.json' is not JSON")
     good = b'{"extends": "ascend910", "name": "mine", "title": "Mine"}'
     assert upload_problems("mine.json", good) == []
-    digest, path = store_profile(good)
-    assert ge_core.load_profile(str(path)).name == "mine" and digest in path.name
+    kept = upload_store().put("owner-a", "mine.json", PROFILE_KIND, good)  # what the picker keeps (issue 41)
+    assert ge_core.load_profile(str(kept.path)).name == "mine"
+    with pytest.raises(UploadGone):  # another browser session's address to it opens nothing
+        upload_store().get("owner-b", kept.id)
 
 
 def test_compare_shows_o1_against_o3_with_the_compiles_numbers() -> None:
