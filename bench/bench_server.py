@@ -2,6 +2,7 @@
 at once, on a cold server, against each page's time alone on a cold server.
 
     python bench/bench_server.py [--sessions 8] [--budget 2147483648] [--timeout 300] [--browser-nice 0]
+                                 [--canvas skip|draw]
 
 Each row opens `/<page>?sample=<name>` in a browser context of its own (a new Streamlit session, a new browser
 session) and times it twice: "served", until the page's script run ended (the sidebar is drawn and the app is
@@ -13,6 +14,13 @@ text, a traceback in the server's output), the median ratio, the server's peak R
 processes) against GE_WORKBENCH_MEMORY_BUDGET, and the CPU seconds the server (with its workers) and the
 bench's browser used under load: the N browsers share the server's cores here, where a real user's browser
 draws on their own machine (--browser-nice 19 runs them at the lowest priority).
+--canvas skip (the default) measures the server as a class would load it: each browser context answers the
+canvas frame's page (Model Explorer's canvas.html, see workbench_ui/canvas/serving.py) with a blank page, so the
+server still builds and hands over every graph and the page's script runs as for a user, but no browser draws
+it. "Drawn" is then the run's end with the canvas given its data (`.ge-canvas[data-version]`). With --canvas
+draw, 8 browsers draw WebGL in software (SwiftShader) on the server's own 2 cores, 1-5 s of CPU a frame: they
+used more CPU than the server (39-62 s against 22-28 s), where a real class's browsers draw on each student's
+own machine; bench/bench_canvas.py measures the drawing.
 Issue 41's targets: no error, peak RSS <= 1.25x the budget, median ratio <= 3, a page light alone (< 3 s)
 shown within 5 s (the default sample's Model page and the broken sample's Debug page are the candidates).
 Print `uptime` beside the numbers: the machine is shared.
@@ -23,6 +31,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import re
 import statistics
 import sys
 import tempfile
@@ -37,7 +46,7 @@ import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
-from playwright.async_api import Browser, async_playwright
+from playwright.async_api import Browser, Route, async_playwright
 
 from tests.browser.harness import CHROMIUM, CRASH_TEXT, EXCEPTION, IDLE, PAGE_READY, Server, streamlit_server
 
@@ -52,6 +61,16 @@ READY = {("Debug", "shape_mismatch"): "[data-testid='stCode']"}
 # idle). What follows is the browser's own drawing (the graph canvas), on the bench's machine: with N browsers
 # on the server's 2 cores, "drawn" counts client work a real user's browser does on their own machine.
 SERVED = (f"{IDLE} [data-testid='stSidebar']:has-text('Server memory for results'), {EXCEPTION}")
+# --canvas skip: the canvas frame's page (Model Explorer's web app, served as a static file) and its answer.
+CANVAS_FRAME = re.compile(r"/canvas\.html(\?|$)")
+BLANK_CANVAS = "<!doctype html><title>canvas</title>"
+
+
+CANVAS_MODES = {
+    "skip": "canvas: skip (default): each canvas frame gets a blank page; the server builds and hands over every "
+            "graph, no browser draws it, as in a class whose browsers draw on their own machines",
+    "draw": "canvas: draw: the bench's browsers draw every graph in software WebGL on the server's cores",
+}
 
 
 @dataclass
@@ -114,8 +133,14 @@ class RssWatch(threading.Thread):
         self.join()
 
 
-async def visit(browser: Browser, server: Server, row: Visit, timeout: float) -> None:
+async def blank_canvas(route: Route) -> None:
+    await route.fulfill(body=BLANK_CANVAS, content_type="text/html")
+
+
+async def visit(browser: Browser, server: Server, row: Visit, timeout: float, canvas: str) -> None:
     context = await browser.new_context(viewport={"width": 1400, "height": 1600})
+    if canvas == "skip":  # the graph reaches the page (data-version), no browser draws it
+        await context.route(CANVAS_FRAME, blank_canvas)
     tab = await context.new_page()
     tab.set_default_timeout(timeout * 1000)
     ready = f"{READY.get((row.page, row.sample), PAGE_READY.get(row.page, IDLE))}, {EXCEPTION}"
@@ -143,11 +168,11 @@ async def visit(browser: Browser, server: Server, row: Visit, timeout: float) ->
         await context.close()
 
 
-async def run_rows(server: Server, rows: list[Visit], timeout: float) -> None:
+async def run_rows(server: Server, rows: list[Visit], timeout: float, canvas: str) -> None:
     async with async_playwright() as playwright:
         browser = await playwright.chromium.launch(executable_path=CHROMIUM,
                                                    args=["--no-sandbox", "--disable-gpu"])
-        await asyncio.gather(*(visit(browser, server, row, timeout) for row in rows))
+        await asyncio.gather(*(visit(browser, server, row, timeout, canvas) for row in rows))
         await browser.close()
 
 
@@ -197,12 +222,13 @@ class Run:
     browser_cpu: float
 
 
-def measure(rows: list[Visit], budget: int, timeout: float, browser_nice: int) -> Run:
-    """Visit `rows` at once on a cold server, the browser's processes at `browser_nice`."""
+def measure(rows: list[Visit], budget: int, timeout: float, browser_nice: int, canvas: str) -> Run:
+    """Visit `rows` at once on a cold server, the browser's processes at `browser_nice`, the canvas drawn or
+    skipped (`canvas`)."""
     with cold_server(budget) as (server, watch):
         browser = CpuWatch(psutil.Process(), "chrom", browser_nice)
         browser.start()
-        asyncio.run(run_rows(server, rows, timeout))
+        asyncio.run(run_rows(server, rows, timeout, canvas))
         browser.stop()
         times = watch.process.cpu_times()  # the workers ended: their time is the forkserver's children's
         workers = sum(p.cpu_times().children_user + p.cpu_times().children_system
@@ -218,21 +244,26 @@ def main() -> None:
     parser.add_argument("--browser-nice", type=int, default=0,
                         help="the bench's browser processes' niceness: a real user's browser draws on their own "
                              "machine, not on the server's cores (0: as the first runs, browser and server alike)")
+    parser.add_argument("--canvas", choices=("skip", "draw"), default="skip",
+                        help="skip (default): the canvas frame gets a blank page, the server measured as a class "
+                             "loads it; draw: the bench's browsers draw every graph on the server's cores")
     args = parser.parse_args()
     scenario = [SCENARIO[i % len(SCENARIO)] for i in range(args.sessions)]
     alone = [Visit(page, sample) for page, sample in scenario]
     alone_peak = 0
     for row in alone:
-        run = measure([row], args.budget, args.timeout, args.browser_nice)
+        run = measure([row], args.budget, args.timeout, args.browser_nice, args.canvas)
         alone_peak = max(alone_peak, run.peak)
         row.error = row.error or ("traceback in the server's output" if run.printed else "")
     loaded = [Visit(page, sample) for page, sample in scenario]
-    report(alone, loaded, measure(loaded, args.budget, args.timeout, args.browser_nice), alone_peak, args.budget)
+    run = measure(loaded, args.budget, args.timeout, args.browser_nice, args.canvas)
+    report(alone, loaded, run, alone_peak, args.budget, args.canvas)
 
 
-def report(alone: list[Visit], loaded: list[Visit], run: Run, alone_peak: int, budget: int) -> None:
+def report(alone: list[Visit], loaded: list[Visit], run: Run, alone_peak: int, budget: int, canvas: str) -> None:
     print(f"load average {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f} "
           f"({os.cpu_count()} cores); budget {budget / 2**30:.2f} GiB; {' '.join(sys.argv[1:])}")
+    print(CANVAS_MODES[canvas])
     print(f"{'page':8} {'sample':20} {'alone s':>8} {'loaded s':>9} {'ratio':>6} {'served alone/loaded':>19} "
           f"{'step alone':>10} {'step loaded':>11}  error")
     ratios = []
