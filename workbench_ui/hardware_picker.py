@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from pathlib import Path
 
 import streamlit as st
 
@@ -20,7 +19,7 @@ from ge_core import profile_names
 from ge_core.viz import profile_problems
 from workbench_ui.persist import keep
 from workbench_ui.text import code_span, md_escape
-from workbench_ui.upload_store import UploadGone
+from workbench_ui.upload_store import Upload, UploadGone
 from workbench_ui.uploads import session_owner, upload_store
 
 HARDWARE_KEY = "ge_hardware"
@@ -88,9 +87,10 @@ def _uploaded_choice() -> HardwareChoice:
         st.session_state.get(UPLOADED_PROFILE_KEY)
     if kept is None:
         wanted = str(st.query_params.get(HARDWARE_PARAM, ""))
-        path = kept_profile(wanted.removeprefix(UPLOAD_PREFIX)) if wanted.startswith(UPLOAD_PREFIX) else None
-        if path is not None:  # this session's own, from the address (a reload, another page)
-            return HardwareChoice(str(path), f"uploaded profile {path.stem}", wanted)
+        upload = kept_profile(wanted.removeprefix(UPLOAD_PREFIX)) if wanted.startswith(UPLOAD_PREFIX) else None
+        if upload is not None:  # this session's own, from the address (a reload, another page)
+            st.sidebar.caption(f"Using {code_span(upload.name)} (sha256 {upload.id}…).")
+            return HardwareChoice(str(upload.path), f"uploaded profile {upload.name}", wanted)
         st.sidebar.caption("No profile uploaded yet: compiling with no hardware target.")
         return NO_HARDWARE
     name, data = kept
@@ -114,13 +114,13 @@ def upload_problems(name: str, data: bytes) -> list[str]:
     return profile_problems(parsed, name)
 
 
-def kept_profile(upload_id: str) -> Path | None:
-    """The file of this session's uploaded profile `upload_id` (None: gone, or another session's)."""
+def kept_profile(upload_id: str) -> Upload | None:
+    """This session's uploaded profile `upload_id` (None: gone, or another session's)."""
     try:
         upload = upload_store().get(session_owner(), upload_id)
     except UploadGone:
         return None
-    return upload.path if upload.kind == PROFILE_KIND else None
+    return upload if upload.kind == PROFILE_KIND else None
 
 
 def use_profile(name: str, data: bytes) -> None:
